@@ -1,0 +1,23 @@
+"""Seepient: a runtime for AI coding agents in which a model never executes an unchecked operation on the host.
+
+The SDK names (``Agent``) are imported lazily so that ``import seepient`` stays cheap for the CLI.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from seepient.surfaces.sdk import Agent
+
+__all__ = ["Agent", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Agent":
+        from seepient.surfaces.sdk import Agent
+
+        return Agent
+    raise AttributeError(name)

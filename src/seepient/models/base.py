@@ -1,0 +1,29 @@
+"""The Model protocol every adapter implements: one streamed completion per request."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from seepient.protocol import ModelRequest, ModelStreamEvent
+
+
+class ModelError(Exception):
+    """A model call that failed. ``retryable`` tells the resilience layer whether trying again can help;
+    ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+class Model(Protocol):
+    """``stream`` yields text and tool-call chunks and ends with exactly one ``Completion``,
+    or raises ``ModelError``."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,91 @@
+"""Runtime events streamed to every surface, each with a per-session sequence number.
+
+A client that reconnects asks for the events after the last ``seq`` it saw.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from seepient.protocol.approval import ApprovalRequest, ApprovalResponse
+from seepient.protocol.messages import ToolCall, Usage
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_id: str
+    seq: int
+    ts: float = Field(default_factory=time.time)
+
+
+class TurnStarted(_Event):
+    type: Literal["turn_started"] = "turn_started"
+    turn_id: str
+    prompt: str
+
+
+class TextDelta(_Event):
+    type: Literal["text_delta"] = "text_delta"
+    turn_id: str
+    text: str
+
+
+class ToolCallEvent(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    turn_id: str
+    call: ToolCall
+
+
+class PermissionRequest(_Event):
+    type: Literal["permission_request"] = "permission_request"
+    turn_id: str
+    request: ApprovalRequest
+
+
+class PermissionResolved(_Event):
+    type: Literal["permission_resolved"] = "permission_resolved"
+    turn_id: str
+    request_id: str
+    response: ApprovalResponse
+
+
+class ToolResult(_Event):
+    """``status`` is ``ok``, ``error`` (the tool failed), ``denied`` (policy) or ``rejected`` (a person)."""
+
+    type: Literal["tool_result"] = "tool_result"
+    turn_id: str
+    call_id: str
+    tool: str
+    status: Literal["ok", "error", "denied", "rejected"]
+    output: str
+    action_id: str | None = None
+    digest: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class TurnCompleted(_Event):
+    """``reason``: ``final`` (the model answered), ``step_limit``, ``interrupted`` or ``error``."""
+
+    type: Literal["turn_completed"] = "turn_completed"
+    turn_id: str
+    reason: Literal["final", "step_limit", "interrupted", "error"]
+    text: str = ""
+    usage: Usage = Usage()
+    steps: int = 0
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    turn_id: str | None = None
+    code: str
+    message: str
+
+
+RuntimeEvent = Annotated[
+    TurnStarted | TextDelta | ToolCallEvent | PermissionRequest | PermissionResolved | ToolResult | TurnCompleted | ErrorEvent,
+    Field(discriminator="type"),
+]
