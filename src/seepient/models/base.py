@@ -10,12 +10,21 @@ from seepient.protocol import ModelRequest, ModelStreamEvent
 
 class ModelError(Exception):
     """A model call that failed. ``retryable`` tells the resilience layer whether trying again can help;
-    ``status`` is the HTTP status when there was one."""
+    ``status`` is the HTTP status when there was one; ``retry_after_s`` is the wait the provider asked for
+    (``Retry-After``), when it named one."""
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.retry_after_s = retry_after_s
 
 
 class Model(Protocol):

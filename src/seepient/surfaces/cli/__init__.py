@@ -1,1 +1,1 @@
-"""surfaces/cli"""
+"""The command-line surface: ``seepient run``, ``demo``, ``sandbox run``, ``audit verify``."""

@@ -1,0 +1,108 @@
+"""The terminal approver: shows the action on stderr (coloured diff or command and folder) and reads the answer.
+
+Answers: ``y`` approve once, ``a`` approve for the session, ``n`` reject and then one line of feedback
+that goes back to the model as the tool result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import TextIO
+
+from seepient.protocol import ApprovalDecision, ApprovalRequest, ApprovalResponse, FileChange, ShellCommand
+
+_RESET = "\x1b[0m"
+_STYLES = {"add": "\x1b[32m", "del": "\x1b[31m", "hunk": "\x1b[36m", "head": "\x1b[1m", "warn": "\x1b[33m"}
+
+
+def _paint(text: str, style: str, colour: bool) -> str:
+    return f"{_STYLES[style]}{text}{_RESET}" if colour else text
+
+
+def render_diff(diff: str, *, colour: bool) -> str:
+    lines = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            lines.append(_paint(line, "head", colour))
+        elif line.startswith("+"):
+            lines.append(_paint(line, "add", colour))
+        elif line.startswith("-"):
+            lines.append(_paint(line, "del", colour))
+        elif line.startswith("@@"):
+            lines.append(_paint(line, "hunk", colour))
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def render_request(request: ApprovalRequest, *, colour: bool) -> str:
+    action = request.action
+    out = [_paint(f"⚠ {action.tool} wants to: {action.summary}", "warn", colour)]
+    payload = action.payload
+    if isinstance(payload, FileChange):
+        out.append(render_diff(payload.diff or "(no textual diff)", colour=colour))
+    elif isinstance(payload, ShellCommand):
+        out.append(f"  command: {payload.command}")
+        out.append(f"  folder:  {payload.cwd}")
+        if payload.capabilities:
+            out.append("  needs:   " + ", ".join(c.value for c in payload.capabilities))
+    for reason in request.verdict.reasons:
+        out.append(f"  why asked: {reason}")
+    out.append(f"  digest:  {action.digest[:16]}…")
+    return "\n".join(out)
+
+
+async def _read_line(fd: int) -> str | None:
+    """One line from ``fd`` without a thread, so Ctrl-C can cancel the wait and nothing is left blocked."""
+    loop = asyncio.get_running_loop()
+    buf = bytearray()
+    while True:
+        ready: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        try:
+            await ready
+        finally:
+            loop.remove_reader(fd)
+        chunk = os.read(fd, 1)
+        if not chunk:
+            return buf.decode(errors="replace") if buf else None
+        if chunk == b"\n":
+            return buf.decode(errors="replace")
+        buf += chunk
+
+
+class TerminalApprover:
+    """Asks on ``out`` (stderr) and reads answers from ``input_fd`` (stdin, a terminal)."""
+
+    def __init__(self, *, out: TextIO, input_fd: int = 0, colour: bool | None = None) -> None:
+        self._out = out
+        self._fd = input_fd
+        self._colour = (out.isatty() and "NO_COLOR" not in os.environ) if colour is None else colour
+
+    def _say(self, text: str) -> None:
+        self._out.write(text)
+        self._out.flush()
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
+        digest = request.digest
+        self._say("\n" + render_request(request, colour=self._colour) + "\n")
+        while True:
+            self._say("Approve? [y] once  [a] for this session  [n] reject: ")
+            answer = await _read_line(self._fd)
+            if answer is None:
+                return ApprovalResponse(
+                    decision=ApprovalDecision.REJECT, digest=digest, feedback="input closed before an answer"
+                )
+            answer = answer.strip().lower()
+            if answer in ("y", "yes"):
+                return ApprovalResponse(decision=ApprovalDecision.APPROVE_ONCE, digest=digest)
+            if answer in ("a", "always", "session"):
+                return ApprovalResponse(decision=ApprovalDecision.APPROVE_SESSION, digest=digest, scope="exact")
+            if answer in ("n", "no"):
+                self._say("Tell the model why (or what to do instead), then Enter: ")
+                feedback = (await _read_line(self._fd) or "").strip()
+                return ApprovalResponse(
+                    decision=ApprovalDecision.REJECT, digest=digest, feedback=feedback or None
+                )
+            self._say("Please answer y, a or n.\n")

@@ -1,0 +1,152 @@
+"""The agent loop for one turn: ask the model, stream its text, run its tool calls, repeat until it answers.
+
+A turn ends on final text, on the step limit, on a model error, or on interrupt. Tool calls that are not
+concurrency-safe run one after another in the order the model gave them; adjacent concurrency-safe calls
+run together. Results always go back in the model's order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from seepient.models.base import Model, ModelError
+from seepient.protocol import (
+    Completion,
+    ErrorEvent,
+    Message,
+    ModelRequest,
+    TextChunk,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    TurnCompleted,
+    TurnStarted,
+    Usage,
+    new_id,
+)
+from seepient.runtime.events import EventStream
+from seepient.runtime.pipeline import ToolCallPipeline
+from seepient.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    turn_id: str
+    reason: str
+    text: str
+    steps: int
+    usage: Usage
+    error: str | None = None
+
+
+def _add_usage(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
+    )
+
+
+def _batches(calls: Sequence[ToolCall], registry: ToolRegistry) -> list[list[ToolCall]]:
+    batches: list[tuple[bool, list[ToolCall]]] = []
+    for call in calls:
+        tool = registry.get(call.name)
+        safe = tool is not None and tool.concurrency_safe
+        if safe and batches and batches[-1][0]:
+            batches[-1][1].append(call)
+        else:
+            batches.append((safe, [call]))
+    return [batch for _, batch in batches]
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        *,
+        model: Model,
+        model_name: str,
+        registry: ToolRegistry,
+        pipeline: ToolCallPipeline,
+        events: EventStream,
+        history: list[Message],
+        system_prompt: str,
+        max_steps: int,
+    ) -> None:
+        self._model = model
+        self._model_name = model_name
+        self._registry = registry
+        self._pipeline = pipeline
+        self._events = events
+        self._history = history
+        self._system = system_prompt
+        self._max_steps = max_steps
+
+    async def run_turn(self, prompt: str) -> TurnOutcome:
+        turn_id = new_id("turn")
+        self._events.emit(TurnStarted, turn_id=turn_id, prompt=prompt)
+        self._history.append(Message.user(prompt))
+        usage = Usage()
+        text = ""
+        step = 0
+        try:
+            while step < self._max_steps:
+                step += 1
+                completion = await self._stream_step(turn_id)
+                usage = _add_usage(usage, completion.usage)
+                message = completion.message
+                self._history.append(message)
+                text = message.content
+                if not message.tool_calls:
+                    return self._complete(turn_id, "final", text, step, usage)
+                await self._run_calls(message.tool_calls, turn_id)
+            return self._complete(turn_id, "step_limit", text, step, usage)
+        except asyncio.CancelledError:
+            self._close_open_calls()
+            return self._complete(turn_id, "interrupted", text, step, usage)
+        except ModelError as exc:
+            self._events.emit(ErrorEvent, turn_id=turn_id, code="model_error", message=str(exc))
+            return self._complete(turn_id, "error", text, step, usage, error=str(exc))
+
+    async def _stream_step(self, turn_id: str) -> Completion:
+        request = ModelRequest(
+            model=self._model_name,
+            messages=(Message.system(self._system), *self._history),
+            tools=tuple(self._registry.specs()),
+        )
+        completion: Completion | None = None
+        async for event in self._model.stream(request):
+            if isinstance(event, TextChunk):
+                self._events.emit(TextDelta, turn_id=turn_id, text=event.text)
+            elif isinstance(event, Completion):
+                completion = event
+        if completion is None:
+            raise ModelError("the model stream ended without a completion", retryable=True)
+        return completion
+
+    async def _run_calls(self, calls: Sequence[ToolCall], turn_id: str) -> None:
+        for call in calls:
+            self._events.emit(ToolCallEvent, turn_id=turn_id, call=call)
+        for batch in _batches(calls, self._registry):
+            results = await asyncio.gather(*(self._pipeline.run(c, turn_id) for c in batch))
+            self._history.extend(r.message for r in results)
+
+    def _close_open_calls(self) -> None:
+        """After an interrupt, answer every tool call that has no result yet, so the history stays valid
+        for the next turn (providers reject an assistant tool call without its result)."""
+        answered = {m.tool_call_id for m in self._history if m.role == "tool"}
+        for message in reversed(self._history):
+            if message.role == "assistant":
+                for call in message.tool_calls:
+                    if call.id not in answered:
+                        self._history.append(
+                            Message.tool_result(call, "Interrupted by the user before this ran.", is_error=True)
+                        )
+                break
+
+    def _complete(
+        self, turn_id: str, reason: str, text: str, steps: int, usage: Usage, error: str | None = None
+    ) -> TurnOutcome:
+        self._events.emit(TurnCompleted, turn_id=turn_id, reason=reason, text=text, usage=usage, steps=steps)
+        return TurnOutcome(turn_id=turn_id, reason=reason, text=text, steps=steps, usage=usage, error=error)

@@ -1,0 +1,242 @@
+"""The tool-call pipeline: find → validate → pre hooks → prepare → policy → approval → execute → post hooks
+→ audit → format. Every call the model makes goes through exactly this path, in this order."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from seepient.approval import ApprovalBroker
+from seepient.audit.log import AuditLog
+from seepient.audit.record import AuditRecord
+from seepient.policy.engine import PolicyEngine
+from seepient.protocol import (
+    ActionExecutor,
+    ActionKind,
+    ApprovalRequest,
+    ApprovalResponse,
+    Decision,
+    Message,
+    PathDenied,
+    PermissionRequest,
+    PermissionResolved,
+    PreparedActionDraft,
+    SandboxUnavailable,
+    ToolCall,
+    ToolResult,
+    Verdict,
+)
+from seepient.runtime.events import EventStream
+from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.format import truncate_middle
+from seepient.tools.registry import ToolRegistry
+
+PreHook = Callable[[ToolCall], Awaitable[str | None]]
+"""Runs before preparation; a returned string blocks the call and is the reason the model sees."""
+
+PostHook = Callable[[PreparedActionDraft, ToolOutput], Awaitable[None]]
+"""Runs after execution with the action and its output."""
+
+
+@dataclass
+class PipelineDeps:
+    registry: ToolRegistry
+    policy: PolicyEngine
+    broker: ApprovalBroker
+    executor: ActionExecutor
+    audit: AuditLog
+    events: EventStream
+    workspace: Path
+    session_id: str
+    model_name: str
+    surface: str
+    default_timeout_ms: int = 120_000
+    pre_hooks: list[PreHook] = field(default_factory=list)
+    post_hooks: list[PostHook] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """The tool message for the model plus what the surfaces were told."""
+
+    message: Message
+    status: str
+
+
+def _validation_message(tool: Tool[Any], exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        problems.append(f"- {where}: {err['msg']}")
+    fields = ", ".join(tool.input_model.model_fields)
+    return f"Invalid arguments for {tool.name}:\n" + "\n".join(problems) + f"\nExpected fields: {fields}."
+
+
+class ToolCallPipeline:
+    def __init__(self, deps: PipelineDeps) -> None:
+        self._d = deps
+
+    async def run(self, call: ToolCall, turn_id: str) -> CallResult:
+        d = self._d
+        tool = d.registry.get(call.name)
+        if tool is None:
+            known = ", ".join(d.registry.names())
+            return self._finish(call, turn_id, "error", f"Unknown tool {call.name!r}. Available tools: {known}.")
+        if call.arguments_error:
+            return self._finish(call, turn_id, "error", f"Arguments for {call.name} are not a JSON object: {call.arguments_error}")
+        try:
+            args = tool.input_model.model_validate(call.arguments)
+        except ValidationError as exc:
+            return self._finish(call, turn_id, "error", _validation_message(tool, exc))
+
+        for hook in d.pre_hooks:
+            blocked = await hook(call)
+            if blocked:
+                return self._finish(call, turn_id, "denied", f"Blocked by a hook: {blocked}")
+
+        ctx = ToolContext(
+            workspace=d.workspace,
+            session_id=d.session_id,
+            call_id=call.id,
+            paths=d.policy.guard,
+            executor=d.executor,
+            default_timeout_ms=d.default_timeout_ms,
+        )
+        try:
+            draft = await tool.prepare(args, ctx)
+        except PathDenied as exc:
+            verdict = Verdict.deny(exc.rule, exc.reason)
+            self._record(None, verdict, None, "denied", detail=str(exc), call=call)
+            return self._finish(call, turn_id, "denied", f"Denied: {exc.path}: {exc.reason}")
+        except ToolInputError as exc:
+            return self._finish(call, turn_id, "error", str(exc))
+
+        verdict = d.policy.evaluate(draft)
+        approval: ApprovalResponse | None = None
+        if verdict.decision is Decision.DENY:
+            self._record(draft, verdict, None, "denied", detail="; ".join(verdict.reasons))
+            reasons = "; ".join(verdict.reasons) or "refused by policy"
+            return self._finish(call, turn_id, "denied", f"Denied by policy ({verdict.rule}): {reasons}", draft)
+        if verdict.decision is Decision.ASK:
+            approval = await self._ask(draft, verdict, turn_id)
+            if not approval.approved:
+                feedback = approval.feedback or "no reason given"
+                self._record(draft, verdict, approval, "rejected", detail=feedback)
+                return self._finish(call, turn_id, "rejected", f"The user rejected this action: {feedback}", draft)
+
+        output = await self._execute(tool, draft, ctx, verdict, approval)
+        for post in d.post_hooks:
+            await post(draft, output)
+        text = truncate_middle(output.text, tool.max_result_chars)
+        return self._finish(call, turn_id, "error" if output.is_error else "ok", text, draft, output.data)
+
+    async def _ask(self, draft: PreparedActionDraft, verdict: Verdict, turn_id: str) -> ApprovalResponse:
+        d = self._d
+        request = ApprovalRequest(session_id=d.session_id, action=draft, verdict=verdict)
+        d.events.emit(PermissionRequest, turn_id=turn_id, request=request)
+        response = await d.broker.resolve(request)
+        d.events.emit(PermissionResolved, turn_id=turn_id, request_id=request.request_id, response=response)
+        return response
+
+    async def _execute(
+        self,
+        tool: Tool[Any],
+        draft: PreparedActionDraft,
+        ctx: ToolContext,
+        verdict: Verdict,
+        approval: ApprovalResponse | None,
+    ) -> ToolOutput:
+        task = asyncio.ensure_future(tool.execute(draft, ctx))
+        try:
+            output = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # A commit is atomic and short: let it land (or not) and record what happened, so an
+            # interrupt never leaves an executed action without its audit record. Anything else
+            # (a shell command) is cancelled, which kills its whole process group.
+            if draft.kind is ActionKind.FILE_CHANGE:
+                output = await task
+                self._record(draft, verdict, approval, "error" if output.is_error else "ok", output=output)
+            else:
+                task.cancel()
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):
+                    pass
+                self._record(draft, verdict, approval, "interrupted", detail="interrupted by the user")
+            raise
+        except SandboxUnavailable as exc:
+            output = ToolOutput(text=f"Not run: {exc}", is_error=True, data={"sandbox_unavailable": True})
+        except Exception as exc:  # a tool bug must reach the model and the audit log, never crash the turn
+            output = ToolOutput(text=f"{tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        self._record(draft, verdict, approval, "error" if output.is_error else "ok", output=output)
+        return output
+
+    def _record(
+        self,
+        draft: PreparedActionDraft | None,
+        verdict: Verdict,
+        approval: ApprovalResponse | None,
+        status: str,
+        *,
+        detail: str = "",
+        output: ToolOutput | None = None,
+        call: ToolCall | None = None,
+    ) -> None:
+        d = self._d
+        outcome: dict[str, Any] = {"status": status}
+        if output is not None:
+            outcome["output_sha256"] = hashlib.sha256(output.text.encode()).hexdigest()
+            if "exit_code" in output.data:
+                outcome["exit_code"] = output.data["exit_code"]
+            if not detail and output.text:
+                detail = output.text.splitlines()[0][:200]
+        if detail:
+            outcome["detail"] = detail[:500]
+        action = (
+            draft.model_dump(mode="json")
+            if draft is not None
+            else {"tool": call.name if call else "?", "call_id": call.id if call else "?",
+                  "arguments": json.loads(json.dumps(call.arguments, default=str)) if call else {},
+                  "prepared": False}
+        )
+        record = AuditRecord(
+            timestamp=time.time(),
+            surface=d.surface,
+            session_id=d.session_id,
+            model=d.model_name,
+            action=action,
+            verdict=verdict.model_dump(mode="json"),
+            approval=approval.model_dump(mode="json") if approval else None,
+            outcome=outcome,
+        )
+        d.audit.append(record)
+
+    def _finish(
+        self,
+        call: ToolCall,
+        turn_id: str,
+        status: str,
+        text: str,
+        draft: PreparedActionDraft | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> CallResult:
+        self._d.events.emit(
+            ToolResult,
+            turn_id=turn_id,
+            call_id=call.id,
+            tool=call.name,
+            status=status,
+            output=text,
+            action_id=draft.id if draft else None,
+            digest=draft.digest if draft else None,
+            data=data or {},
+        )
+        return CallResult(message=Message.tool_result(call, text, is_error=status != "ok"), status=status)

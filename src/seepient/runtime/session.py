@@ -1,0 +1,168 @@
+"""The ``Session`` facade: the one object surfaces talk to. It wires settings, model, tools, policy, approval,
+execution and audit for a workspace, and runs turns one at a time."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from seepient.approval import ApprovalBroker, Approver
+from seepient.audit.log import AuditLog
+from seepient.config import SeepientPaths, Settings, SettingsError, load_settings
+from seepient.config.settings import normalise_mode
+from seepient.context.prompt import system_prompt
+from seepient.execution.local import LocalExecutor
+from seepient.models.base import Model
+from seepient.models.resolve import resolve_model
+from seepient.policy.engine import PolicyEngine
+from seepient.protocol import Message, RuntimeEvent, new_id
+from seepient.runtime.events import EventListener, EventStream
+from seepient.runtime.loop import AgentLoop, TurnOutcome
+from seepient.runtime.pipeline import PipelineDeps, ToolCallPipeline
+from seepient.tools.base import Tool
+from seepient.tools.registry import ToolRegistry, builtin_registry
+
+__all__ = ["Session", "SessionOptions", "TurnOutcome"]
+
+_NO_MODEL = (
+    "no model chosen: pass --model PROVIDER:MODEL (for example openai:gpt-4.1 with OPENAI_API_KEY set, "
+    "ollama:llama3.1, or replay:PATH for a scripted conversation) or set models.default in the settings"
+)
+
+
+@dataclass
+class SessionOptions:
+    """What a surface knows when it opens a session; anything left ``None`` comes from the settings."""
+
+    workspace: Path
+    model: str | None = None
+    mode: str | None = None
+    base_url: str | None = None
+    sandbox: Literal["auto", "off"] | None = None
+    auto_approve: bool = False
+    approver: Approver | None = None
+    surface: str = "sdk"
+    config_file: Path | None = None
+    max_steps: int | None = None
+    paths: SeepientPaths | None = None
+    environ: Mapping[str, str] | None = None
+    extra_tools: list[Tool] = field(default_factory=list)  # type: ignore[type-arg]
+
+
+class Session:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        workspace: Path,
+        settings: Settings,
+        mode: str,
+        model: Model,
+        model_spec: str,
+        registry: ToolRegistry,
+        events: EventStream,
+        loop: AgentLoop,
+        audit: AuditLog,
+        sandbox: str,
+    ) -> None:
+        self.id = session_id
+        self.workspace = workspace
+        self.settings = settings
+        self.mode = mode
+        self.model_spec = model_spec
+        self.registry = registry
+        self.audit = audit
+        self.sandbox = sandbox
+        self._model = model
+        self._events = events
+        self._loop = loop
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def open(cls, options: SessionOptions) -> Session:
+        """Build a session; configuration problems raise ``SettingsError`` or ``ModelError`` before any turn."""
+        workspace = options.workspace.expanduser()
+        if not workspace.is_dir():
+            raise SettingsError(f"workspace {workspace} is not a directory")
+        workspace = workspace.resolve()
+        paths = options.paths or SeepientPaths.from_env(dict(options.environ) if options.environ else None)
+        settings = load_settings(workspace, paths=paths, config_file=options.config_file)
+        mode = normalise_mode(options.mode or settings.permissions.mode or "ask-untrusted")
+        sandbox = options.sandbox or settings.execution.sandbox
+        if settings.execution.backend != "local":
+            raise SettingsError(
+                f"execution.backend {settings.execution.backend!r} is not available yet; use \"local\""
+            )
+        spec = options.model or settings.models.default
+        if not spec:
+            raise SettingsError(_NO_MODEL)
+        model = resolve_model(spec, settings=settings.models, base_url=options.base_url, environ=options.environ)
+
+        session_id = new_id("ses")
+        events = EventStream(session_id)
+        registry = builtin_registry()
+        for tool in options.extra_tools:
+            registry.register(tool)
+        policy = PolicyEngine(workspace, seepient_home=paths.home, mode=mode, permissions=settings.permissions)
+        executor = LocalExecutor(
+            workspace,
+            sandbox=sandbox,
+            seepient_home=paths.home,
+            max_output_bytes=settings.execution.max_output_bytes,
+            environ=options.environ,
+        )
+        audit = AuditLog(paths.audit_log)
+        deps = PipelineDeps(
+            registry=registry,
+            policy=policy,
+            broker=ApprovalBroker(options.approver, auto_approve=options.auto_approve),
+            executor=executor,
+            audit=audit,
+            events=events,
+            workspace=workspace,
+            session_id=session_id,
+            model_name=spec,
+            surface=options.surface,
+            default_timeout_ms=settings.execution.default_timeout_ms,
+        )
+        history: list[Message] = []
+        loop = AgentLoop(
+            model=model,
+            model_name=spec.split(":", 1)[1] if ":" in spec else spec,
+            registry=registry,
+            pipeline=ToolCallPipeline(deps),
+            events=events,
+            history=history,
+            system_prompt=system_prompt(workspace, sandboxed=sandbox != "off"),
+            max_steps=options.max_steps or settings.runtime.max_steps,
+        )
+        return cls(
+            session_id=session_id,
+            workspace=workspace,
+            settings=settings,
+            mode=mode,
+            model=model,
+            model_spec=spec,
+            registry=registry,
+            events=events,
+            loop=loop,
+            audit=audit,
+            sandbox=sandbox,
+        )
+
+    def subscribe(self, listener: EventListener) -> None:
+        self._events.subscribe(listener)
+
+    def events_since(self, seq: int) -> list[RuntimeEvent]:
+        return self._events.since(seq)
+
+    async def run(self, prompt: str) -> TurnOutcome:
+        """Run one turn. Turns never overlap: a second call waits for the first."""
+        async with self._lock:
+            return await self._loop.run_turn(prompt)
+
+    async def aclose(self) -> None:
+        await self._model.aclose()

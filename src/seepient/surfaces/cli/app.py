@@ -1,0 +1,204 @@
+"""The Typer application behind ``seepient``: one function per command, each a thin layer over the runtime."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from seepient import __version__
+from seepient.surfaces.cli import exit_codes
+
+app = typer.Typer(
+    name="seepient",
+    help="Seepient: an AI coding agent whose every action is checked, approved, sandboxed and audited.\n\n"
+    + exit_codes.HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+sandbox_app = typer.Typer(help="Run commands in the sandbox the shell tool uses.", no_args_is_help=True)
+audit_app = typer.Typer(help="Check the tamper-evident audit log.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(audit_app, name="audit")
+
+
+def _fail(message: str, code: int = exit_codes.USAGE) -> typer.Exit:
+    typer.echo(f"seepient: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"seepient {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version_callback, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Seepient command line."""
+
+
+def _read_prompt(prompt: str | None) -> str:
+    if prompt is None or prompt == "-":
+        if sys.stdin.isatty():
+            raise _fail("give a prompt as an argument, or pipe it on stdin")
+        text = sys.stdin.read()
+    else:
+        text = prompt
+    if not text.strip():
+        raise _fail("the prompt is empty")
+    return text
+
+
+def _drive_turn(session: object, prompt: str) -> object:
+    """Run one turn; the first Ctrl-C cancels it, which ends the turn cleanly after the current action."""
+    from seepient.runtime import Session
+
+    assert isinstance(session, Session)
+
+    async def _main() -> object:
+        loop = asyncio.get_running_loop()
+        turn = asyncio.ensure_future(session.run(prompt))
+        loop.add_signal_handler(signal.SIGINT, turn.cancel)
+        try:
+            return await turn
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            await session.aclose()
+
+    return asyncio.run(_main())
+
+
+def _turn_exit_code(reason: str) -> int:
+    return {
+        "final": exit_codes.OK,
+        "step_limit": exit_codes.STEP_LIMIT,
+        "interrupted": exit_codes.INTERRUPTED,
+    }.get(reason, exit_codes.FAILED)
+
+
+@app.command()
+def run(
+    prompt: Annotated[str | None, typer.Argument(help="What to do. Read from stdin when absent or '-'.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve what policy would ask about (never what it denies).")] = False,
+    mode: Annotated[str | None, typer.Option(help="Consent mode: always-ask, ask-untrusted (default), autonomous-trusted.")] = None,
+    model: Annotated[str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4.1, ollama:llama3.1, replay:PATH.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Point the model's provider at another compatible server.")] = None,
+    workspace: Annotated[Path, typer.Option(help="The project folder; writes stay inside it.")] = Path("."),
+    sandbox: Annotated[str, typer.Option(help="auto: shell commands run in bubblewrap or are refused; off: no sandbox.")] = "auto",
+    config: Annotated[Path | None, typer.Option(help="An extra settings file (JSON), applied over user and project settings.")] = None,
+    max_steps: Annotated[int | None, typer.Option(help="Stop the turn after this many model calls.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")] = False,
+) -> None:
+    """Run one turn of the agent on PROMPT. With no terminal on stdin and no -y, anything that needs approval is refused."""
+    from seepient.approval.terminal import TerminalApprover
+    from seepient.config import SettingsError
+    from seepient.models.base import ModelError
+    from seepient.runtime import Session, SessionOptions
+    from seepient.surfaces.cli.render import HumanRenderer, JsonRenderer
+
+    if sandbox not in ("auto", "off"):
+        raise _fail("--sandbox must be auto or off")
+    text = _read_prompt(prompt)
+    interactive = sys.stdin.isatty() and prompt not in (None, "-")
+    approver = TerminalApprover(out=sys.stderr) if interactive and not yes else None
+    sandbox_choice: Literal["auto", "off"] = "off" if sandbox == "off" else "auto"
+    try:
+        session = Session.open(
+            SessionOptions(
+                workspace=workspace,
+                model=model,
+                mode=mode,
+                base_url=base_url,
+                sandbox=sandbox_choice,
+                auto_approve=yes,
+                approver=approver,
+                surface="cli",
+                config_file=config,
+                max_steps=max_steps,
+            )
+        )
+    except (SettingsError, ModelError) as exc:
+        raise _fail(str(exc)) from None
+    if sandbox_choice == "off":
+        typer.echo("seepient: warning: --sandbox off: shell commands run unsandboxed on this machine", err=True)
+    session.subscribe(JsonRenderer() if json_output else HumanRenderer())
+    outcome = _drive_turn(session, text)
+    raise typer.Exit(_turn_exit_code(outcome.reason))  # type: ignore[attr-defined]
+
+
+@app.command()
+def demo(
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the demo's own actions without asking.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")] = False,
+) -> None:
+    """Fix a failing test in a bundled project with a scripted model, through the real pipeline, offline."""
+    from seepient.surfaces.cli.demo import run_demo
+
+    raise typer.Exit(run_demo(yes=yes, json_output=json_output))
+
+
+@sandbox_app.command(
+    "run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def sandbox_run(
+    command: Annotated[list[str], typer.Argument(help="The command and its arguments, after --.")],
+    network: Annotated[bool, typer.Option("--network", help="Allow network access inside the sandbox.")] = False,
+    workspace: Annotated[Path, typer.Option(help="The folder the command may write to.")] = Path("."),
+) -> None:
+    """Run COMMAND in the very sandbox the shell tool uses; its stdout, stderr and exit code pass through."""
+    from seepient.config import SeepientPaths
+    from seepient.execution.local import run_sandboxed
+    from seepient.protocol import SandboxUnavailable
+
+    if not command:
+        raise _fail("give a command after --, e.g. seepient sandbox run -- ls -la")
+    ws = workspace.expanduser()
+    if not ws.is_dir():
+        raise _fail(f"workspace {ws} is not a directory")
+    ws = ws.resolve()
+    try:
+        outcome = asyncio.run(
+            run_sandboxed(list(command), workspace=ws, cwd=ws, network=network, seepient_home=SeepientPaths.from_env().home)
+        )
+    except SandboxUnavailable as exc:
+        raise _fail(str(exc), exit_codes.SANDBOX_UNAVAILABLE) from None
+    sys.stdout.write(outcome.stdout)
+    sys.stdout.flush()
+    sys.stderr.write(outcome.stderr)
+    sys.stderr.flush()
+    if outcome.timed_out:
+        raise _fail("the command timed out", 124)
+    raise typer.Exit(outcome.exit_code if outcome.exit_code is not None else exit_codes.FAILED)
+
+
+@audit_app.command("verify")
+def audit_verify(
+    log: Annotated[Path | None, typer.Option(help="The log to check (default: the audit log in SEEPIENT_HOME).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
+) -> None:
+    """Check every record's hash chain and the head anchor; exit 0 when intact, 1 naming the first bad record."""
+    from seepient.audit.verify import format_report, verify_log
+    from seepient.config import SeepientPaths
+
+    path = log or SeepientPaths.from_env().audit_log
+    report = verify_log(path)
+    if json_output:
+        typer.echo(json.dumps(report.model_dump(mode="json") if hasattr(report, "model_dump") else vars(report)))
+    else:
+        typer.echo(format_report(report))
+    raise typer.Exit(exit_codes.OK if report.ok else exit_codes.FAILED)
+
+
+def run_app() -> None:
+    app()
