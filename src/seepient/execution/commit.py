@@ -1,0 +1,422 @@
+"""The exact commit helper: applies one ``FileChange`` only if the file still has the bytes it was prepared
+against, and replaces it atomically so a crash leaves the old or the new content (DESIGN §4 invariant 4).
+
+Also the ``seepient-fs-commit`` console script: one JSON request on stdin, one ``CommitOutcome`` on stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import secrets
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from seepient.execution.nofollow import is_symlink_at
+from seepient.protocol.actions import FileChange
+from seepient.protocol.executor import CommitOutcome
+
+_TEMP_NAME = re.compile(r"^\.seepient-commit-(\d+)-[0-9a-f]{16}\.tmp$")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_RENAME_NOREPLACE = 1
+
+
+class CommitRequest(BaseModel):
+    """What ``seepient-fs-commit`` reads from stdin."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    workspace: str
+    change: FileChange
+
+    @field_validator("workspace")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not os.path.isabs(value):
+            raise ValueError(f"workspace must be an absolute path, got {value!r}")
+        return value
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _relative_parts(workspace: Path, root: Path, raw: str) -> list[str]:
+    if "\0" in raw:
+        raise _Refused("INVALID", "the path contains a NUL byte")
+    if ".." in raw.split("/"):
+        raise _Refused("OUTSIDE_WORKSPACE", f"{raw}: '..' is not allowed in a committed path")
+    candidate = raw
+    if os.path.isabs(raw):
+        # An absolute path may be spelled under the workspace as given or under its resolved form.
+        for base in (Path(os.path.abspath(workspace)), root):
+            if Path(raw).is_relative_to(base):
+                candidate = str(Path(raw).relative_to(base))
+                break
+        else:
+            raise _Refused("OUTSIDE_WORKSPACE", f"{raw} is outside the workspace {root}")
+    parts = [part for part in candidate.split("/") if part not in ("", ".")]
+    if not parts:
+        raise _Refused("INVALID", f"{raw!r} names the workspace itself, not a file")
+    return parts
+
+
+@contextlib.contextmanager
+def _closing_fds() -> Iterator[list[int]]:
+    fds: list[int] = []
+    try:
+        yield fds
+    finally:
+        for fd in reversed(fds):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _open_parent(
+    root: Path,
+    root_fd: int,
+    parts: list[str],
+    *,
+    create: bool,
+    fds: list[int],
+    created: list[tuple[int, str]],
+) -> int:
+    """The directory that will hold the file, reached without following any symlink.
+
+    Containment is decided on the fully resolved parent; the walk then refuses every symlink, so a
+    directory swapped for a symlink between that check and this walk cannot redirect the write.
+    """
+    requested_parent = root.joinpath(*parts[:-1])
+    resolved_parent = Path(os.path.realpath(requested_parent))
+    if resolved_parent != root and not resolved_parent.is_relative_to(root):
+        raise _Refused(
+            "OUTSIDE_WORKSPACE",
+            f"{'/'.join(parts)}: its directory resolves to {resolved_parent}, outside the workspace",
+        )
+    current = root_fd
+    for name in resolved_parent.relative_to(root).parts:
+        try:
+            next_fd = os.open(name, _DIR_FLAGS, dir_fd=current)
+        except FileNotFoundError:
+            if not create:
+                raise _Refused(
+                    "FILE_CHANGED", f"{'/'.join(parts)}: the directory {name} no longer exists"
+                ) from None
+            try:
+                os.mkdir(name, 0o777, dir_fd=current)
+                created.append((current, name))
+            except FileExistsError:
+                pass  # made by a concurrent commit meanwhile; the no-follow open below still vets it
+            next_fd = os.open(name, _DIR_FLAGS, dir_fd=current)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and is_symlink_at(current, name):
+                raise _Refused(
+                    "OUTSIDE_WORKSPACE",
+                    f"{'/'.join(parts)}: {name} became a symbolic link after the path was checked",
+                ) from None
+            if exc.errno == errno.ENOTDIR:
+                raise _Refused("INVALID", f"{'/'.join(parts)}: {name} is not a directory") from None
+            raise
+        fds.append(next_fd)
+        current = next_fd
+    return current
+
+
+def _read_current(parent_fd: int, name: str, display: str) -> tuple[bytes | None, os.stat_result | None]:
+    try:
+        # O_NONBLOCK keeps a FIFO planted at the path from hanging the commit; it is refused below.
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent_fd)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _Refused(
+                "OUTSIDE_WORKSPACE", f"{display} is a symbolic link; refusing to write through it"
+            ) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise _Refused("INVALID", f"{display} is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise _Refused("INVALID", f"{display} is not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks), info
+    finally:
+        os.close(fd)
+
+
+def _apply(change: FileChange, current: bytes | None, display: str) -> bytes:
+    if change.new_content is not None:
+        return change.new_content.encode("utf-8")
+    if current is None:
+        raise _Refused(
+            "INVALID", f"{display}: edit blocks need an existing file; send new_content to create it"
+        )
+    try:
+        text = current.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Refused(
+            "INVALID", f"{display} is not UTF-8 text; edit blocks cannot apply, send new_content"
+        ) from None
+    for number, edit in enumerate(change.edits or (), start=1):
+        if edit.search == "":
+            raise _Refused("INVALID", f"{display}: edit block {number} has an empty search text")
+        first = text.find(edit.search)
+        if first < 0:
+            raise _Refused(
+                "NOT_FOUND", f"{display}: the search text of edit block {number} does not occur in the file"
+            )
+        if edit.replace_all:
+            text = text.replace(edit.search, edit.replace)
+        elif text.find(edit.search, first + 1) >= 0:
+            raise _Refused(
+                "NOT_UNIQUE",
+                f"{display}: the search text of edit block {number} occurs more than once; add context or set replace_all",
+            )
+        else:
+            text = text[:first] + edit.replace + text[first + len(edit.search) :]
+    return text.encode("utf-8")
+
+
+def _remove_stale_temps(parent_fd: int) -> None:
+    """Temp files whose writer died (a crash, SIGKILL) before it renamed or removed them."""
+    with os.scandir(parent_fd) as entries:
+        names = [entry.name for entry in entries if _TEMP_NAME.match(entry.name)]
+    for name in names:
+        match = _TEMP_NAME.match(name)
+        assert match is not None
+        pid = int(match.group(1))
+        try:
+            os.kill(pid, 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=parent_fd)
+
+
+def _write_temp(parent_fd: int, data: bytes, original: os.stat_result | None) -> str:
+    name = f".seepient-commit-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+    # A new file is created with 0o644 and the kernel applies the umask; an existing file's mode is copied.
+    mode = 0o600 if original is not None else 0o644
+    fd = os.open(
+        name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent_fd
+    )
+    try:
+        if original is not None:
+            if (original.st_uid, original.st_gid) != (os.geteuid(), os.getegid()):
+                with contextlib.suppress(PermissionError):
+                    os.fchown(fd, original.st_uid, original.st_gid)
+            os.fchmod(fd, stat.S_IMODE(original.st_mode))
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=parent_fd)
+        raise
+    os.close(fd)
+    return name
+
+
+def _same_file(before: os.stat_result, after: os.stat_result) -> bool:
+    keys = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns", "st_mode")
+    return all(getattr(before, key) == getattr(after, key) for key in keys)
+
+
+def _create_exclusively(parent_fd: int, temp: str, name: str, display: str) -> None:
+    """Give the fully written temp file its final name, failing if that name appeared meanwhile."""
+    try:
+        os.link(temp, name, src_dir_fd=parent_fd, dst_dir_fd=parent_fd, follow_symlinks=False)
+    except FileExistsError:
+        raise _Refused(
+            "FILE_CHANGED", f"{display} was created by someone else after the change was prepared"
+        ) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+            raise
+        _rename_noreplace(parent_fd, temp, name, display)
+        return
+    # The file has landed; a temp name that cannot be removed now is swept up by the next commit here.
+    with contextlib.suppress(OSError):
+        os.unlink(temp, dir_fd=parent_fd)
+
+
+def _rename_noreplace(parent_fd: int, temp: str, name: str, display: str) -> None:
+    # For file systems without hard links: renameat2(RENAME_NOREPLACE) is atomic and exclusive too.
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, "this file system has no hard links and libc has no renameat2")
+    result = renameat2(parent_fd, os.fsencode(temp), parent_fd, os.fsencode(name), _RENAME_NOREPLACE)
+    if result != 0:
+        code = ctypes.get_errno()
+        if code == errno.EEXIST:
+            raise _Refused(
+                "FILE_CHANGED", f"{display} was created by someone else after the change was prepared"
+            )
+        raise OSError(code, os.strerror(code))
+
+
+def commit_change(workspace: Path, change: FileChange) -> CommitOutcome:
+    """Apply ``change`` inside ``workspace`` exactly, or touch nothing and say why."""
+    display = change.path
+    try:
+        root = Path(os.path.realpath(workspace))
+        parts = _relative_parts(workspace, root, change.path)
+        display = "/".join(parts)
+        return _commit(root, parts, change, display)
+    except _Refused as refused:
+        return CommitOutcome(code=refused.code, message=refused.message, path=display)  # type: ignore[arg-type]
+    except OSError as exc:
+        detail = exc.strerror or str(exc)
+        return CommitOutcome(code="ERROR", message=f"{display}: {detail}; nothing was written", path=display)
+
+
+def _sync_directories(directory_fds: set[int]) -> None:
+    # Past the rename the change has landed, and an outcome other than OK would claim that nothing was
+    # written; so a failing directory fsync costs durability against power loss, never the answer.
+    for fd in directory_fds:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+
+
+def _commit(root: Path, parts: list[str], change: FileChange, display: str) -> CommitOutcome:
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise _Refused("INVALID", f"the workspace {root} does not exist") from None
+    except NotADirectoryError:
+        raise _Refused("INVALID", f"the workspace {root} is not a directory") from None
+    created: list[tuple[int, str]] = []
+    with _closing_fds() as fds:
+        fds.append(root_fd)
+        try:
+            parent_fd = _open_parent(
+                root, root_fd, parts, create=change.pre_image_sha256 is None, fds=fds, created=created
+            )
+            # Commits into one directory take turns, so two changes prepared against the same bytes cannot
+            # both pass the pre-image check and the second silently overwrite the first.
+            fcntl.flock(parent_fd, fcntl.LOCK_EX)
+            outcome = _commit_in(parent_fd, parts[-1], change, display)
+        except BaseException:
+            for dir_fd, name in reversed(created):
+                with contextlib.suppress(OSError):
+                    os.rmdir(name, dir_fd=dir_fd)
+            raise
+        _sync_directories({dir_fd for dir_fd, _ in created})
+        return outcome
+
+
+def _commit_in(parent_fd: int, name: str, change: FileChange, display: str) -> CommitOutcome:
+    current, info = _read_current(parent_fd, name, display)
+    if change.pre_image_sha256 is None:
+        if current is not None:
+            raise _Refused(
+                "FILE_CHANGED",
+                f"{display} exists now but the change was prepared for a new file; nothing was written",
+            )
+    elif current is None:
+        raise _Refused("FILE_CHANGED", f"{display} no longer exists; nothing was written")
+    elif _sha256(current) != change.pre_image_sha256.lower():
+        raise _Refused(
+            "FILE_CHANGED", f"{display} changed since the change was prepared; nothing was written"
+        )
+    new_bytes = _apply(change, current, display)
+    post = _sha256(new_bytes)
+    if current is not None and new_bytes == current:
+        return CommitOutcome(
+            code="OK", message=f"{display} already has this content", path=display, post_image_sha256=post
+        )
+    _remove_stale_temps(parent_fd)
+    temp = _write_temp(parent_fd, new_bytes, info)
+    try:
+        if info is None:
+            _create_exclusively(parent_fd, temp, name, display)
+        else:
+            # The last look before the rename: an in-place write or a swap since the hash was taken shows
+            # up as a different inode, size, mtime or ctime.
+            try:
+                now = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise _Refused(
+                    "FILE_CHANGED", f"{display} was removed while the change was being written"
+                ) from None
+            if not _same_file(info, now):
+                raise _Refused(
+                    "FILE_CHANGED",
+                    f"{display} changed while the change was being written; nothing was written",
+                )
+            os.replace(temp, name, src_dir_fd=parent_fd, dst_dir_fd=parent_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=parent_fd)
+        raise
+    _sync_directories({parent_fd})
+    verb = "created" if info is None else "updated"
+    return CommitOutcome(code="OK", message=f"{display} {verb}", path=display, post_image_sha256=post)
+
+
+def _describe(error: ValueError, raw: bytes) -> str:
+    if not raw.strip():
+        return "stdin was empty"
+    if not isinstance(error, ValidationError):
+        return str(error)
+    problems = []
+    for item in error.errors(include_url=False):
+        if item["type"] == "json_invalid":
+            problems.append(f"stdin is not valid JSON ({item.get('ctx', {}).get('error', item['msg'])})")
+            continue
+        where = ".".join(str(part) for part in item["loc"])
+        message = item["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
+
+
+def main() -> int:
+    """``seepient-fs-commit``: exit 0 when the change landed, 1 when it was refused, 2 for a malformed request."""
+    raw = sys.stdin.buffer.read()
+    try:
+        request = CommitRequest.model_validate_json(raw)
+    except ValueError as exc:
+        message = (
+            f"malformed request: {_describe(exc, raw)}. Send one JSON object on stdin: "
+            '{"workspace": "/absolute/root", "change": {FileChange}}'
+        )
+        sys.stderr.write(f"seepient-fs-commit: {message}\n")
+        sys.stdout.write(CommitOutcome(code="INVALID", message=message).model_dump_json() + "\n")
+        return 2
+    outcome = commit_change(Path(request.workspace), request.change)
+    sys.stdout.write(outcome.model_dump_json() + "\n")
+    if not outcome.ok:
+        sys.stderr.write(f"seepient-fs-commit: {outcome.code}: {outcome.message}\n")
+    return 0 if outcome.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+"""The bubblewrap sandbox on Linux: a read-only view of the host with a writable workspace, a private /tmp,
+no network unless asked, hidden credential stores and a read-only copy of the workspace's security state."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+_PROBE_TIMEOUT_S = 10.0
+
+# Credential stores and control sockets under the user's home. Each is hidden only when it exists: a
+# missing one cannot be created from inside, because everything outside the workspace is read-only.
+_HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".config/op",
+    ".password-store",
+    ".local/share/keyrings",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".terraform.d",
+)
+# Sockets that give whoever connects control of the host. Filesystem sockets ignore network namespaces,
+# so they must be hidden by path; /run as a whole is replaced by an empty tmpfs for the same reason.
+_HOST_SOCKETS = (
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/var/run/dbus/system_bus_socket",
+)
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Whether bubblewrap can start here; when not, ``reason`` says what failed and ``fix`` how to repair it."""
+
+    available: bool
+    reason: str = ""
+    fix: str = ""
+    bwrap: str | None = None
+
+    @property
+    def message(self) -> str:
+        if self.available:
+            return f"bubblewrap sandbox available ({self.bwrap})"
+        return f"the bubblewrap sandbox cannot start: {self.reason}. {self.fix}"
+
+
+def _turn_off_hint() -> str:
+    return "Or run without a sandbox, knowingly, with `--sandbox off`."
+
+
+def _diagnose(stderr: str, bwrap: str) -> SandboxStatus:
+    text = stderr.strip() or "bwrap exited with an error and printed nothing"
+    lowered = text.lower()
+    if any(
+        marker in lowered
+        for marker in (
+            "no permissions to creat",
+            "creating new namespace failed",
+            "setting up uid map",
+            "operation not permitted",
+            "permission denied",
+        )
+    ):
+        fix = (
+            "Unprivileged user namespaces look disabled. Enable them with "
+            "`sysctl -w kernel.unprivileged_userns_clone=1` (Debian and older Ubuntu), or on Ubuntu 23.10+ with "
+            "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (or an AppArmor profile that allows "
+            "bwrap); inside a container, allow user namespaces (e.g. a seccomp/AppArmor profile that permits "
+            f"them). {_turn_off_hint()}"
+        )
+        return SandboxStatus(False, f"bwrap could not create namespaces ({text})", fix, bwrap)
+    return SandboxStatus(
+        False, f"bwrap failed ({text})", f"Check that {bwrap} works. {_turn_off_hint()}", bwrap
+    )
+
+
+def default_hidden_paths(home: Path, seepient_home: Path, environ: Mapping[str, str]) -> list[Path]:
+    """Every location a sandboxed command must not see: credential stores, Seepient's own home, agent and
+    engine sockets. Callers pass the result as ``hidden`` to :meth:`BwrapSandbox.command_argv`."""
+    paths = [home / name for name in _HOME_SECRETS]
+    paths += [home / ".seepient", seepient_home]
+    paths += [Path(socket) for socket in _HOST_SOCKETS]
+    for variable in ("SSH_AUTH_SOCK", "GPG_AGENT_INFO"):
+        value = environ.get(variable, "").split(":")[0]
+        if value.startswith("/"):
+            paths.append(Path(value))
+    docker_host = environ.get("DOCKER_HOST", "")
+    if docker_host.startswith("unix://"):
+        paths.append(Path(docker_host.removeprefix("unix://")))
+    runtime_dir = environ.get("XDG_RUNTIME_DIR", "")
+    if runtime_dir.startswith("/"):
+        # The user's D-Bus session bus lives here, and `systemd-run --user` through it escapes any sandbox.
+        paths.append(Path(runtime_dir))
+    return paths
+
+
+def protected_workspace_paths(workspace: Path) -> list[Path]:
+    """The workspace's own security state, to be mounted read-only inside the sandbox.
+
+    ``.seepient`` holds project settings (permission rules, hooks), so it is created when missing: an empty
+    read-only directory is the only way to stop a sandboxed command from creating one. Git's hooks and
+    config run code on the host the next time a person uses git here, so they are protected too, and made
+    to exist when the repository lacks them for the same reason.
+    """
+    root = workspace.resolve()
+    protected: list[Path] = []
+    project_dir = root / ".seepient"
+    if not project_dir.is_symlink():
+        with contextlib.suppress(OSError):
+            project_dir.mkdir(exist_ok=True)
+    protected.append(project_dir)
+    git = root / ".git"
+    git_dirs: list[Path] = []
+    if git.is_symlink() or git.is_file():
+        # A worktree or submodule: the `.git` file points at the real git directory, and must not be
+        # repointed; the directory it names is protected too when it lies inside the workspace.
+        protected.append(git)
+        git_dirs += _linked_git_dirs(git, root)
+    elif git.is_dir():
+        git_dirs.append(git)
+    for git_dir in git_dirs:
+        hooks, config = git_dir / "hooks", git_dir / "config"
+        if hooks.is_symlink() or config.is_symlink():
+            # A mount lands on a symlink's target and leaves the link itself replaceable, so the targets
+            # are protected and the git directory holding the links becomes read-only as a whole.
+            protected += [git_dir, hooks, config]
+            continue
+        with contextlib.suppress(OSError):
+            if not hooks.exists():
+                hooks.mkdir()
+            if not config.exists():
+                config.touch()
+        protected += [hooks, config]
+    return protected
+
+
+def _linked_git_dirs(git_file: Path, root: Path) -> list[Path]:
+    try:
+        first_line = git_file.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return []
+    if not first_line.startswith("gitdir:"):
+        return []
+    target = (git_file.parent / first_line.removeprefix("gitdir:").strip()).resolve()
+    found = [target] if target.is_relative_to(root) and target.is_dir() else []
+    commondir_file = target / "commondir"
+    if found and commondir_file.is_file():
+        common = (target / commondir_file.read_text(encoding="utf-8").strip()).resolve()
+        if common.is_relative_to(root) and common.is_dir() and common != target:
+            found.append(common)
+    return found
+
+
+def _within(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+class BwrapSandbox:
+    """Builds bubblewrap command lines and knows whether bubblewrap can run on this machine."""
+
+    _probe_cache: ClassVar[dict[str, SandboxStatus]] = {}
+    _probe_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, bwrap: str | None = None) -> None:
+        self.bwrap = bwrap if bwrap is not None else shutil.which("bwrap")
+
+    def probe(self) -> SandboxStatus:
+        """Run ``bwrap … true`` once per bwrap binary and process; later calls return the cached answer."""
+        if self.bwrap is None:
+            return SandboxStatus(
+                False,
+                "bubblewrap (bwrap) is not installed",
+                f"Install it with `apt-get install bubblewrap` (or your distribution's package). {_turn_off_hint()}",
+            )
+        with self._probe_lock:
+            cached = self._probe_cache.get(self.bwrap)
+            if cached is None:
+                cached = self._run_probe(self.bwrap)
+                self._probe_cache[self.bwrap] = cached
+            return cached
+
+    @staticmethod
+    def _run_probe(bwrap: str) -> SandboxStatus:
+        true = shutil.which("true") or "/bin/true"
+        argv = [
+            bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+            "--", true,
+        ]  # fmt: skip
+        try:
+            completed = subprocess.run(
+                argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL
+            )
+        except FileNotFoundError:
+            return SandboxStatus(
+                False,
+                f"{bwrap} does not exist",
+                f"Install bubblewrap with `apt-get install bubblewrap`. {_turn_off_hint()}",
+            )
+        except PermissionError as exc:
+            return SandboxStatus(
+                False, f"{bwrap} cannot be executed ({exc.strerror})", _turn_off_hint(), bwrap
+            )
+        except subprocess.TimeoutExpired:
+            return SandboxStatus(
+                False, f"`{bwrap} … true` did not finish in {_PROBE_TIMEOUT_S:.0f} s", _turn_off_hint(), bwrap
+            )
+        if completed.returncode != 0:
+            return _diagnose(completed.stderr, bwrap)
+        return SandboxStatus(True, bwrap=bwrap)
+
+    def command_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        workspace: Path,
+        cwd: Path,
+        network: bool,
+        hidden: Sequence[Path],
+        read_only_inside: Sequence[Path],
+        env: Mapping[str, str],
+    ) -> list[str]:
+        """The full ``bwrap`` command line that runs ``argv`` jailed to ``workspace``.
+
+        Raises ``ValueError`` when the workspace itself lies inside a hidden location.
+        """
+        if self.bwrap is None:
+            raise FileNotFoundError("bubblewrap (bwrap) is not installed")
+        root = workspace.resolve()
+        hidden_now = self._existing_hidden(hidden)
+        for path, _ in hidden_now:
+            if root == path or root.is_relative_to(path):
+                raise ValueError(
+                    f"the workspace {root} lies inside the sensitive location {path}; refusing to sandbox it"
+                )
+        # Outside the workspace, whatever lies under the private /tmp and /run is already out of sight.
+        run_mounts = self._private_run()
+        private = [Path("/tmp"), *([Path("/run")] if run_mounts else [])]
+        hidden_now = [
+            (path, is_dir)
+            for path, is_dir in hidden_now
+            if path.is_relative_to(root) or not _within(path, private)
+        ]
+        hidden_paths = [path for path, _ in hidden_now]
+
+        # Order matters: bubblewrap applies mounts in sequence and a later mount shadows an earlier one.
+        # The private /tmp and /run come before the workspace bind because workspaces often live under /tmp.
+        out = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        out += run_mounts
+        out += ["--bind", str(root), str(root)]
+        out += self._protect_inside(root, read_only_inside, hidden_paths)
+        for path, is_dir in hidden_now:
+            if is_dir:
+                out += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            else:
+                out += ["--ro-bind", "/dev/null", str(path)]
+        out += ["--unshare-all"]
+        if network:
+            out += ["--share-net"]
+        out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+        for name, value in env.items():
+            out += ["--setenv", name, value]
+        out += ["--chdir", str(cwd), "--", *argv]
+        return out
+
+    @staticmethod
+    def _existing_hidden(hidden: Sequence[Path]) -> list[tuple[Path, bool]]:
+        found: dict[Path, bool] = {}
+        for candidate in hidden:
+            # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are.
+            path = Path(os.path.realpath(candidate))
+            if path == Path("/") or not os.path.lexists(path):
+                continue
+            found[path] = path.is_dir()
+        # A path inside another hidden directory is already covered (and its mountpoint could not be made).
+        return [
+            (p, d)
+            for p, d in sorted(found.items())
+            if not _within(p, [q for q in found if q != p and found[q]])
+        ]
+
+    @staticmethod
+    def _private_run() -> list[str]:
+        if not Path("/run").is_dir() or Path("/run").is_symlink():
+            return []
+        mounts = ["--tmpfs", "/run"]
+        # Name resolution still has to work when network is granted, and resolv.conf often points into /run.
+        resolver = Path(os.path.realpath("/etc/resolv.conf"))
+        if resolver.is_relative_to("/run") and resolver.exists():
+            mounts += ["--ro-bind", str(resolver.parent), str(resolver.parent)]
+        return mounts
+
+    @staticmethod
+    def _protect_inside(root: Path, read_only_inside: Sequence[Path], hidden: Sequence[Path]) -> list[str]:
+        targets: list[Path] = []
+        for candidate in read_only_inside:
+            path = Path(os.path.realpath(candidate))
+            if (
+                path == root
+                or not path.is_relative_to(root)
+                or not os.path.lexists(path)
+                or _within(path, hidden)
+            ):
+                continue
+            targets.append(path)
+        # Each directory between the workspace root and a protected path is bound onto itself first. A mount
+        # point cannot be renamed or removed, so `mv .git x && mkdir -p .git/hooks` cannot route around the
+        # read-only hooks directory; the self-binds stay writable so git still works inside.
+        pins = sorted(
+            {
+                parent
+                for path in targets
+                for parent in path.parents
+                if parent != root and parent.is_relative_to(root)
+            }
+        )
+        mounts: list[str] = []
+        for pin in pins:
+            mounts += ["--bind", str(pin), str(pin)]
+        for path in sorted(set(targets)):
+            mounts += ["--ro-bind", str(path), str(path)]
+        return mounts

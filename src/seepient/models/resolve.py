@@ -1,0 +1,153 @@
+"""Turns a model spec (``provider:model``, ``replay:PATH``) plus settings into a ready ``Model``.
+
+Built-in providers need no configuration; ``models.providers`` in settings adds providers or overrides the
+built-in ones field by field.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from seepient.config.settings import ModelSettings, ProviderSettings
+from seepient.models.base import Model, ModelError
+from seepient.models.openai_chat import OpenAIChatModel
+from seepient.models.scripted import ReplayModel
+
+IMPLEMENTED_PROVIDER_TYPES = ("openai-chat",)
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    """A provider Seepient knows: built in, from settings, or a built-in one adjusted by settings."""
+
+    name: str
+    type: str
+    base_url: str | None
+    api_key_env: str | None
+    source: str
+
+    @property
+    def implemented(self) -> bool:
+        return self.type in IMPLEMENTED_PROVIDER_TYPES
+
+
+_BUILTIN_PROVIDERS = (
+    ProviderInfo("openai", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", "built-in"),
+    ProviderInfo("ollama", "openai-chat", "http://127.0.0.1:11434/v1", None, "built-in"),
+    ProviderInfo("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "built-in"),
+    ProviderInfo(
+        "gemini", "gemini", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY", "built-in"
+    ),
+)
+
+# The vendors' own OpenAI-compatible endpoints, offered as the way to reach them until their native
+# adapters exist.
+_COMPATIBLE_ENDPOINTS = {
+    "anthropic": "https://api.anthropic.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta/openai",
+}
+
+_SPEC_EXAMPLES = "openai:gpt-4o-mini, ollama:llama3.2 or replay:script.yaml"
+
+
+def known_providers(settings: ModelSettings) -> list[ProviderInfo]:
+    """Built-in providers, then those from settings; a settings entry named like a built-in one replaces only
+    the fields it sets."""
+    merged = {provider.name: provider for provider in _BUILTIN_PROVIDERS}
+    for name, configured in settings.providers.items():
+        merged[name] = _apply_settings(name, configured, merged.get(name))
+    return list(merged.values())
+
+
+def resolve_model(
+    spec: str,
+    *,
+    settings: ModelSettings,
+    base_url: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Model:
+    """The model ``spec`` names. ``base_url`` (``--base-url``) replaces the provider's endpoint; with it, a
+    missing API key is left for the endpoint to judge (a local server rarely wants one)."""
+    env = os.environ if environ is None else environ
+    provider_name, colon, model_id = spec.partition(":")
+    provider_name, model_id = provider_name.strip(), model_id.strip()
+    providers = {provider.name: provider for provider in known_providers(settings)}
+    if not colon or not provider_name or not model_id:
+        raise ModelError(
+            f"model spec {spec!r} must be provider:model, e.g. {_SPEC_EXAMPLES}; "
+            f"known providers: {_names(providers)}"
+        )
+    if provider_name == "replay":
+        if base_url is not None:
+            raise ModelError(f"--base-url does not apply to {spec!r}: a replay model plays a local script")
+        return ReplayModel(Path(model_id).expanduser())
+    provider = providers.get(provider_name)
+    if provider is None:
+        raise ModelError(
+            f"unknown model provider {provider_name!r} in {spec!r}; known providers: {_names(providers)}. "
+            "Add others under models.providers in settings (type openai-chat, baseUrl, apiKeyEnv)"
+        )
+    if not provider.implemented:
+        raise ModelError(_not_implemented_message(provider))
+    endpoint = base_url or provider.base_url
+    if not endpoint:
+        raise ModelError(
+            f"provider {provider.name!r} has no base URL: set models.providers.{provider.name}.baseUrl in "
+            "settings or pass --base-url"
+        )
+    api_key = None
+    if provider.api_key_env:
+        api_key = env.get(provider.api_key_env) or None
+        if api_key is None and base_url is None:
+            raise ModelError(
+                f"model {spec!r} needs an API key: set the environment variable {provider.api_key_env} "
+                f"(provider {provider.name!r}, {provider.source})"
+            )
+    return OpenAIChatModel(
+        model_id, base_url=endpoint, api_key=api_key, name=spec, api_key_env=provider.api_key_env
+    )
+
+
+def _apply_settings(name: str, configured: ProviderSettings, builtin: ProviderInfo | None) -> ProviderInfo:
+    if builtin is None:
+        return ProviderInfo(name, configured.type, configured.base_url, configured.api_key_env, "settings")
+    given = configured.model_fields_set
+    kind = configured.type if "type" in given else builtin.type
+    base_url = configured.base_url if "base_url" in given else builtin.base_url
+    if kind == "openai-chat" and builtin.type != "openai-chat" and "base_url" not in given:
+        # Switching a native vendor to openai-chat means its OpenAI-compatible endpoint, not its native root.
+        base_url = _COMPATIBLE_ENDPOINTS.get(builtin.type, base_url)
+    api_key_env = configured.api_key_env if "api_key_env" in given else builtin.api_key_env
+    return ProviderInfo(name, kind, base_url, api_key_env, "built-in, adjusted by settings")
+
+
+def _not_implemented_message(provider: ProviderInfo) -> str:
+    problem = (
+        f"provider {provider.name!r} uses the {provider.type} wire format, which Seepient does not speak yet "
+        "(planned in issue 4)"
+    )
+    if provider.source == "built-in" and provider.type in _COMPATIBLE_ENDPOINTS:
+        return (
+            f"{problem}. Until then, use its OpenAI-compatible endpoint ({_COMPATIBLE_ENDPOINTS[provider.type]}): "
+            f'put {{"models": {{"providers": {{"{provider.name}": {{"type": "openai-chat"}}}}}}}} in your settings'
+        )
+    if provider.type == "openai-responses":
+        # OpenAI serves Chat Completions at the same API root as Responses.
+        compatible = provider.base_url or "https://api.openai.com/v1"
+    else:
+        compatible = _COMPATIBLE_ENDPOINTS.get(provider.type, "the vendor's OpenAI-compatible API root")
+    return (
+        f"{problem}. Until then, use an OpenAI-compatible endpoint: set models.providers.{provider.name}.type to "
+        f'"openai-chat" and its baseUrl to {compatible}'
+    )
+
+
+def _names(providers: Mapping[str, ProviderInfo]) -> str:
+    described = [
+        name if provider.implemented else f"{name} (not yet implemented)"
+        for name, provider in providers.items()
+    ]
+    return ", ".join([*described, "replay"])

@@ -1,0 +1,402 @@
+"""A local OpenAI-style server that replays recorded SSE transcripts, records requests and injects faults.
+
+Use it in-process (``with SSEReplayServer() as server: server.queue(Reply.transcript(...))``) from any test,
+or run it by hand: ``python tests/models/sse_server.py openai_chat_completions__test_parse_nothing.sse``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import signal
+import socket
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+SSE_CORPUS = _REPO_ROOT / ".." / "shared" / "corpora" / "sse"
+
+
+def corpus_dir() -> Path:
+    """The recorded transcripts, kept beside the repository (CI clones ``shared/`` next to it)."""
+    path = SSE_CORPUS.resolve()
+    if not (path / "INDEX.jsonl").is_file():
+        raise FileNotFoundError(
+            f"the SSE corpus is missing: expected {path}/INDEX.jsonl (the 'shared' folder beside the repository)"
+        )
+    return path
+
+
+def corpus_index() -> dict[str, dict[str, Any]]:
+    """INDEX.jsonl keyed by transcript file name."""
+    lines = (corpus_dir() / "INDEX.jsonl").read_text(encoding="utf-8").splitlines()
+    return {entry["file"]: entry for entry in map(json.loads, filter(None, lines))}
+
+
+def transcript_events(name: str | Path) -> list[bytes]:
+    """A recorded transcript split into its SSE event blocks, byte for byte, each ending in a blank line."""
+    path = Path(name) if Path(name).is_absolute() else corpus_dir() / name
+    raw = path.read_bytes().replace(b"\r\n", b"\n")
+    return [block + b"\n\n" for block in raw.split(b"\n\n") if block.strip()]
+
+
+def data_event(payload: Mapping[str, Any] | str) -> bytes:
+    """One ``data:`` event carrying ``payload`` (a JSON object, or text sent as is, e.g. ``[DONE]``)."""
+    text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+    return f"data: {text}\n\n".encode()
+
+
+def chat_chunk(
+    *,
+    content: str | None = None,
+    tool_calls: Sequence[Mapping[str, Any]] | None = None,
+    finish_reason: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+    model: str = "gpt-test",
+    choices: bool = True,
+) -> dict[str, Any]:
+    """A ``chat.completion.chunk`` object; ``choices=False`` gives the usage-only final chunk."""
+    delta: dict[str, Any] = {}
+    if content is not None:
+        delta["content"] = content
+    if tool_calls is not None:
+        delta["tool_calls"] = list(tool_calls)
+    chunk: dict[str, Any] = {
+        "id": "chatcmpl-local",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}] if choices else [],
+    }
+    if usage is not None:
+        chunk["usage"] = dict(usage)
+    return chunk
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server answers to one request. ``events`` are sent one write each with chunked encoding;
+    ``cut_after`` drops the connection after that many events, mid-body."""
+
+    status: int = 200
+    events: tuple[bytes, ...] = ()
+    body: bytes | None = None
+    content_type: str = "text/event-stream"
+    headers: Mapping[str, str] = field(default_factory=dict)
+    first_byte_delay_s: float = 0.0
+    cut_after: int | None = None
+
+    @classmethod
+    def transcript(cls, name: str | Path) -> Reply:
+        return cls(events=tuple(transcript_events(name)))
+
+    @classmethod
+    def stream(cls, *payloads: Mapping[str, Any] | str) -> Reply:
+        return cls(events=tuple(data_event(payload) for payload in payloads))
+
+    @classmethod
+    def synthesized(
+        cls,
+        text: str = "",
+        tool_calls: Iterable[Mapping[str, Any]] = (),
+        *,
+        model: str = "gpt-test",
+        usage: tuple[int, int] = (12, 7),
+    ) -> Reply:
+        """A well-formed stream for one assistant turn: text in word deltas, each tool call (``name``,
+        ``arguments`` object, optional ``id``) as a header fragment plus argument fragments, the finish
+        reason, the usage-only chunk and ``[DONE]``."""
+        chunks: list[Mapping[str, Any] | str] = [
+            chat_chunk(content=piece, model=model) for piece in re.split(r"(?<=\s)(?=\S)", text) if piece
+        ]
+        calls = list(tool_calls)
+        for index, call in enumerate(calls):
+            header = {
+                "index": index,
+                "id": call.get("id", f"call_local_{index}"),
+                "type": "function",
+                "function": {"name": call["name"], "arguments": ""},
+            }
+            chunks.append(chat_chunk(tool_calls=[header], model=model))
+            arguments = json.dumps(call.get("arguments", {}))
+            for start in range(0, len(arguments), 8):
+                fragment = {"index": index, "function": {"arguments": arguments[start : start + 8]}}
+                chunks.append(chat_chunk(tool_calls=[fragment], model=model))
+        chunks.append(chat_chunk(finish_reason="tool_calls" if calls else "stop", model=model))
+        prompt, completion = usage
+        usage_body = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        chunks.append(chat_chunk(usage=usage_body, model=model, choices=False))
+        chunks.append("[DONE]")
+        return cls.stream(*chunks)
+
+    @classmethod
+    def error(
+        cls,
+        status: int,
+        message: str,
+        *,
+        type: str | None = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """An HTTP error with an OpenAI-shaped JSON body."""
+        body = {"error": {"message": message, "type": type, "param": None, "code": code}}
+        return cls(
+            status=status,
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+            headers=dict(headers or {}),
+        )
+
+    def cut(self, after: int) -> Reply:
+        """Drop the connection after ``after`` events, leaving the chunked body unfinished."""
+        return dataclasses.replace(self, cut_after=after)
+
+    def truncated(self, keep: int) -> Reply:
+        """End the body cleanly after ``keep`` events, as a server that stopped early would."""
+        return dataclasses.replace(self, events=self.events[:keep])
+
+    def with_line(self, at: int, raw: bytes = b"data: {not json\n\n") -> Reply:
+        """Insert a raw event block (a malformed data line by default) before event ``at``."""
+        return dataclasses.replace(self, events=(*self.events[:at], raw, *self.events[at:]))
+
+    def delayed(self, seconds: float) -> Reply:
+        """Wait before the status line: a slow first byte."""
+        return dataclasses.replace(self, first_byte_delay_s=seconds)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], owner: SSEReplayServer) -> None:
+        self.owner = owner
+        super().__init__(address, _Handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        # Without TCP_NODELAY each separately written event waits for the client's delayed ACK (~40 ms) on
+        # a reused connection: Nagle's algorithm meeting delayed ACKs.
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return connection, address
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that drops its connection (a test ending, a cancelled stream) is normal here.
+        if not isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+    # Idle keep-alive connections end on their own instead of holding a thread for the whole run.
+    timeout = 30
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def do_GET(self) -> None:
+        self._record(b"")
+        if self.path.rstrip("/") == f"{self.server.owner.prefix}/models":
+            self._send_body(200, json.dumps({"object": "list", "data": []}).encode(), "application/json", {})
+        else:
+            self._not_found()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        self._record(body)
+        if self.path.rstrip("/") != f"{self.server.owner.prefix}/chat/completions":
+            self._not_found()
+            return
+        reply = self.server.owner._next_reply()
+        if reply.first_byte_delay_s and self.server.owner._stopping.wait(reply.first_byte_delay_s):
+            return
+        try:
+            if reply.body is not None or reply.status >= 400:
+                self._send_body(reply.status, reply.body or b"", reply.content_type, reply.headers)
+            else:
+                self._send_stream(reply)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _record(self, body: bytes) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self.server.owner._record(RecordedRequest(self.command, self.path, headers, body))
+
+    def _not_found(self) -> None:
+        message = f"Unknown request URL: {self.command} {self.path}."
+        body = {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "unknown_url",
+            }
+        }
+        self._send_body(404, json.dumps(body).encode(), "application/json", {})
+
+    def _send_body(self, status: int, body: bytes, content_type: str, headers: Mapping[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _send_stream(self, reply: Reply) -> None:
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        for sent, event in enumerate(reply.events):
+            if reply.cut_after is not None and sent >= reply.cut_after:
+                self._drop_connection()
+                return
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+        if reply.cut_after is not None:
+            self._drop_connection()
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _drop_connection(self) -> None:
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+
+class SSEReplayServer:
+    """Serves queued ``Reply`` objects to ``POST {prefix}/chat/completions`` in order, on a loopback port.
+
+    When the queue is empty, the replies given to ``cycle`` are served round after round, else ``default``
+    if set, else a 500 saying nothing was queued. Every request (method, path, lowercased headers, body)
+    is kept in ``requests``.
+    """
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, *, prefix: str = "/v1", default: Reply | None = None
+    ) -> None:
+        self.host = host
+        self.prefix = prefix.rstrip("/")
+        self.default = default
+        self.requests: list[RecordedRequest] = []
+        self._replies: deque[Reply] = deque()
+        self._cycle: tuple[Reply, ...] = ()
+        self._cycled = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server = _Server((host, port), self)
+        # A short poll keeps stop() quick: shutdown() waits for serve_forever to look at its flag.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="sse-replay-server",
+            daemon=True,
+        )
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}{self.prefix}"
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        with self._lock:
+            return self.requests[-1]
+
+    def queue(self, *replies: Reply) -> SSEReplayServer:
+        with self._lock:
+            self._replies.extend(replies)
+        return self
+
+    def cycle(self, *replies: Reply) -> SSEReplayServer:
+        with self._lock:
+            self._cycle, self._cycled = replies, 0
+        return self
+
+    def start(self) -> SSEReplayServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> SSEReplayServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _next_reply(self) -> Reply:
+        with self._lock:
+            if self._replies:
+                return self._replies.popleft()
+            if self._cycle:
+                self._cycled += 1
+                return self._cycle[(self._cycled - 1) % len(self._cycle)]
+        if self.default is not None:
+            return self.default
+        return Reply.error(500, "sse replay server: no reply queued for this request", type="server_error")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("transcripts", nargs="+", help="transcript file names in the corpus, or paths")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--loop", action="store_true", help="start over after the last transcript")
+    args = parser.parse_args(argv)
+    replies = [Reply.transcript(name) for name in args.transcripts]
+    server = SSEReplayServer(args.host, args.port)
+    if args.loop:
+        server.cycle(*replies)
+    else:
+        server.queue(*replies)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with server:
+        print(server.base_url, flush=True)
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
