@@ -1,0 +1,67 @@
+"""Helpers every built-in tool uses: showing paths, checking payload types, explaining failed commits."""
+
+from __future__ import annotations
+
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel
+
+from seepient.protocol import CommitOutcome, PathDenied, PreparedActionDraft, ResolvedPath
+from seepient.tools.base import ToolContext
+
+PayloadT = TypeVar("PayloadT", bound=BaseModel)
+
+
+def display_path(resolved: ResolvedPath) -> str:
+    """Workspace-relative when inside the workspace (``.`` for its root), absolute otherwise."""
+    if resolved.relative is None:
+        return resolved.absolute
+    return resolved.relative or "."
+
+
+def workspace_relative(resolved: ResolvedPath) -> str:
+    """The workspace-relative path a ``FileChange`` needs; a path outside the workspace is refused."""
+    if not resolved.relative:
+        raise PathDenied(
+            resolved.requested, "files can only be written inside the workspace", "workspace_containment"
+        )
+    return resolved.relative
+
+
+async def path_kind(ctx: ToolContext, absolute: str) -> Literal["directory", "file", "missing"]:
+    """What is at a guard-checked path, asked through the executor (the protocol has no stat): reading a
+    directory fails with ``IsADirectoryError``, a missing path with ``FileNotFoundError``."""
+    try:
+        await ctx.executor.read_file(absolute)
+    except IsADirectoryError:
+        return "directory"
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "file"
+    return "file"
+
+
+def expect_payload(action: PreparedActionDraft, payload_type: type[PayloadT]) -> PayloadT:
+    """The action's payload, checked: an action routed to the wrong tool is a bug, not something to guess at."""
+    if not isinstance(action.payload, payload_type):
+        raise TypeError(f"{action.tool} cannot execute a {type(action.payload).__name__} payload")
+    return action.payload
+
+
+def commit_failure_text(outcome: CommitOutcome, shown: str, verb: str) -> str:
+    """What the model should read when a commit did not land: what happened, then what to do next."""
+    detail = f"\nDetail: {outcome.message}" if outcome.message else ""
+    advice = {
+        "FILE_CHANGED": f"{shown} changed after this {verb} was prepared, so nothing was written. Read the file "
+        f"again with read_file and redo the {verb} against its current content.",
+        "NOT_FOUND": f"The text to replace is no longer in {shown}, so nothing was written. Read the file again "
+        "and retry with text copied from its current content.",
+        "NOT_UNIQUE": f"The text to replace occurs more than once in {shown}, so nothing was written. Include "
+        "more surrounding lines to make it unique, or set replace_all to true.",
+        "OUTSIDE_WORKSPACE": f"{shown} resolves outside the workspace, so nothing was written. Only files inside "
+        "the workspace can be changed.",
+        "INVALID": f"The {verb} of {shown} was refused as invalid, so nothing was written.",
+        "ERROR": f"The {verb} of {shown} failed and nothing was written.",
+    }
+    return f"{advice.get(outcome.code, advice['ERROR'])}{detail}"

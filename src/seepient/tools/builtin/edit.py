@@ -1,0 +1,322 @@
+"""``write_file`` and ``edit_file``: file changes prepared against the file's current bytes and committed
+exactly, so a change never lands on a file that moved on since the model (and the person) saw it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from seepient.protocol import (
+    ActionKind,
+    EditBlock,
+    FileChange,
+    PathDenied,
+    PreparedActionDraft,
+    ResolvedPath,
+)
+from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.builtin._common import commit_failure_text, expect_payload, workspace_relative
+from seepient.tools.builtin._text import (
+    BinaryContent,
+    ClosestRegion,
+    closest_region,
+    count_lines,
+    cut_line,
+    decode_text,
+    diff_stats,
+    line_of_offset,
+    looks_line_numbered,
+    number_line,
+    occurrences,
+    sha256_hex,
+    to_crlf,
+    unified_diff,
+    uses_crlf,
+)
+
+_REGION_MAX_LINES = 40
+_REGION_LINE_CHARS = 400
+_CLOSE_ENOUGH = 0.4
+"""Below this similarity the nearest window is noise, and showing it would mislead more than help."""
+
+
+async def _current_bytes(ctx: ToolContext, resolved: ResolvedPath, shown: str) -> bytes | None:
+    """The file's bytes as preparation sees them, or None when it does not exist yet."""
+    try:
+        return await ctx.executor.read_file(resolved.absolute)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ToolInputError(f"{shown} is a directory; give the path of a file inside it.") from None
+    except PermissionError as exc:
+        raise ToolInputError(f"Cannot read {shown} to prepare the change: {exc.strerror or exc}.") from None
+
+
+def _draft(tool: str, ctx: ToolContext, change: FileChange, summary: str) -> PreparedActionDraft:
+    return PreparedActionDraft(
+        session_id=ctx.session_id,
+        call_id=ctx.call_id,
+        tool=tool,
+        kind=ActionKind.FILE_CHANGE,
+        payload=change,
+        read_only=False,
+        summary=summary,
+    )
+
+
+async def _commit(ctx: ToolContext, change: FileChange, verb: str) -> ToolOutput | None:
+    """Commit through the executor; an error result when nothing landed, None when it did."""
+    try:
+        outcome = await ctx.executor.commit_file(change)
+    except PathDenied as exc:
+        return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
+    if outcome.ok:
+        return None
+    return ToolOutput(
+        commit_failure_text(outcome, change.path, verb),
+        is_error=True,
+        data={"path": change.path, "code": outcome.code},
+    )
+
+
+def _change_data(change: FileChange) -> dict[str, Any]:
+    stats = diff_stats(change.diff)
+    return {
+        "path": change.path,
+        "created": change.pre_image_sha256 is None,
+        "added": stats.added,
+        "removed": stats.removed,
+        "diff": change.diff,
+    }
+
+
+class WriteFileInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(
+        min_length=1,
+        description="The file to create or overwrite, relative to the workspace root. Missing parent "
+        "directories are created.",
+    )
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteFileTool(Tool[WriteFileInput]):
+    name: ClassVar[str] = "write_file"
+    description: ClassVar[str] = (
+        "Create a file, or replace the whole content of an existing one, inside the workspace. Prefer "
+        "edit_file for changing part of an existing file. If the existing file uses Windows (CRLF) line "
+        "endings and content has plain newlines, CRLF is kept. The write is refused if the file changed "
+        "since this call was prepared; read it again and retry."
+    )
+    input_model: ClassVar[type[BaseModel]] = WriteFileInput
+
+    async def prepare(self, args: WriteFileInput, ctx: ToolContext) -> PreparedActionDraft:
+        resolved = ctx.paths.for_write(args.path)
+        relative = workspace_relative(resolved)
+        current = await _current_bytes(ctx, resolved, relative)
+        content = args.content
+        if current is None:
+            change = FileChange(
+                path=relative,
+                pre_image_sha256=None,
+                new_content=content,
+                diff=unified_diff(None, content, relative),
+            )
+            return _draft(self.name, ctx, change, f"Create {relative} (+{count_lines(content)})")
+
+        try:
+            old_text: str | None = decode_text(current)
+        except BinaryContent:
+            old_text = None
+        if old_text is not None and uses_crlf(old_text) and "\r" not in content:
+            content = to_crlf(content)
+        if content.encode("utf-8") == current:
+            raise ToolInputError(f"{relative} already has exactly this content; nothing to write.")
+        if old_text is None:
+            diff = f"Binary file a/{relative} replaced by text b/{relative}\n"
+            summary = f"Write {relative} (replaces a binary file with {count_lines(content)} lines)"
+        else:
+            diff = unified_diff(old_text, content, relative)
+            summary = f"Write {relative} ({diff_stats(diff).label()})"
+        change = FileChange(
+            path=relative, pre_image_sha256=sha256_hex(current), new_content=content, diff=diff
+        )
+        return _draft(self.name, ctx, change, summary)
+
+    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        change = expect_payload(action, FileChange)
+        failed = await _commit(ctx, change, "write")
+        if failed is not None:
+            return failed
+        lines = count_lines(change.new_content or "")
+        if change.pre_image_sha256 is None:
+            text = f"Created {change.path} ({lines} lines)."
+        else:
+            text = f"Updated {change.path} ({diff_stats(change.diff).label()}; now {lines} lines)."
+        return ToolOutput(text, data=_change_data(change))
+
+
+class EditFileInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, description="The file to edit, relative to the workspace root.")
+    old_string: str = Field(
+        description="The exact text to replace, copied from the file with its indentation and line breaks "
+        "(without read_file's line-number prefixes). It must occur exactly once unless replace_all is true; "
+        "include a few surrounding lines to make it unique. An empty old_string creates a file that does "
+        "not exist yet (or fills an empty one) with new_string."
+    )
+    new_string: str = Field(description="The text to put in its place; must differ from old_string.")
+    replace_all: bool = Field(
+        default=False,
+        description="Replace every occurrence of old_string instead of requiring exactly one.",
+    )
+
+
+class EditFileTool(Tool[EditFileInput]):
+    name: ClassVar[str] = "edit_file"
+    description: ClassVar[str] = (
+        "Change part of a file by exact search and replace: old_string must match the file's text exactly "
+        "(whitespace included) and occur once, unless replace_all is true. On a miss the error shows the "
+        "closest region of the file with line numbers so you can retry. Files with Windows (CRLF) line "
+        "endings can be edited with plain newlines. The edit is refused if the file changed since this "
+        "call was prepared."
+    )
+    input_model: ClassVar[type[BaseModel]] = EditFileInput
+
+    async def prepare(self, args: EditFileInput, ctx: ToolContext) -> PreparedActionDraft:
+        if args.old_string == args.new_string:
+            raise ToolInputError("old_string and new_string are identical, so the edit would change nothing.")
+        resolved = ctx.paths.for_write(args.path)
+        relative = workspace_relative(resolved)
+        current = await _current_bytes(ctx, resolved, relative)
+
+        if current is None or current == b"":
+            return self._prepare_fill(args, ctx, relative, current)
+        try:
+            text = decode_text(current)
+        except BinaryContent as exc:
+            raise ToolInputError(
+                f"Cannot edit {relative}: {exc}. edit_file only changes text files."
+            ) from None
+        if args.old_string == "":
+            raise ToolInputError(
+                f"old_string is empty but {relative} is not. Give the exact text to replace, or use "
+                "write_file to replace the whole file."
+            )
+
+        search, replace = args.old_string, args.new_string
+        found = occurrences(text, search)
+        if uses_crlf(text):
+            # A model writes "\n"; the file has "\r\n". Match the file's convention rather than fail
+            # every edit of a Windows file, and write new lines the way their neighbours are written.
+            if not found and "\n" in search and "\r" not in search:
+                found = occurrences(text, to_crlf(search))
+                if found:
+                    search = to_crlf(search)
+            if "\r" not in replace:
+                replace = to_crlf(replace)
+        if not found:
+            # Scoring every window of a large file takes a while; keep the event loop free meanwhile.
+            region = await asyncio.to_thread(closest_region, text, args.old_string)
+            raise ToolInputError(self._miss_message(relative, args.old_string, region))
+        if len(found) > 1 and not args.replace_all:
+            lines = ", ".join(str(line_of_offset(text, at)) for at in found[:20])
+            more = f" and {len(found) - 20} more" if len(found) > 20 else ""
+            raise ToolInputError(
+                f"old_string occurs {len(found)} times in {relative} (at lines {lines}{more}); nothing was "
+                "changed. Include more surrounding lines so it matches exactly one place, or set replace_all "
+                "to true to change every occurrence."
+            )
+
+        if args.replace_all:
+            count = text.count(search)
+            new_text = text.replace(search, replace)
+        else:
+            count = 1
+            new_text = text[: found[0]] + replace + text[found[0] + len(search) :]
+        diff = unified_diff(text, new_text, relative)
+        label = diff_stats(diff).label()
+        summary = (
+            f"Edit {relative} ({label}, {count} occurrences)" if count > 1 else f"Edit {relative} ({label})"
+        )
+        change = FileChange(
+            path=relative,
+            pre_image_sha256=sha256_hex(current),
+            edits=(EditBlock(search=search, replace=replace, replace_all=args.replace_all),),
+            diff=diff,
+        )
+        return _draft(self.name, ctx, change, summary)
+
+    def _prepare_fill(
+        self, args: EditFileInput, ctx: ToolContext, relative: str, current: bytes | None
+    ) -> PreparedActionDraft:
+        """A missing or empty file takes ``new_string`` whole, but only when ``old_string`` is empty: any other
+        search text cannot be in it, and saying so is more useful than creating a file by accident."""
+        if args.old_string != "":
+            if current is None:
+                raise ToolInputError(
+                    f"File not found: {relative}. To create it, use write_file (or edit_file with an empty "
+                    "old_string); to find an existing file, use glob."
+                )
+            raise ToolInputError(
+                f"{relative} is empty, so old_string cannot match. Use an empty old_string to fill it."
+            )
+        pre_image = None if current is None else sha256_hex(current)
+        change = FileChange(
+            path=relative,
+            pre_image_sha256=pre_image,
+            new_content=args.new_string,
+            diff=unified_diff(None if current is None else "", args.new_string, relative),
+        )
+        verb = "Create" if current is None else "Edit"
+        return _draft(self.name, ctx, change, f"{verb} {relative} (+{count_lines(args.new_string)} \u22120)")
+
+    @staticmethod
+    def _miss_message(relative: str, wanted: str, region: ClosestRegion | None) -> str:
+        parts = [f"old_string was not found in {relative}; nothing was changed."]
+        if looks_line_numbered(wanted):
+            parts.append(
+                "old_string seems to include read_file's line-number prefixes (number and tab); they are not "
+                "part of the file, so leave them out."
+            )
+        if region is None or region.similarity < _CLOSE_ENOUGH:
+            parts.append(
+                f"Nothing in {relative} resembles it closely. Read the file again with read_file to see its "
+                "current content."
+            )
+            return "\n".join(parts)
+        span = (
+            f"line {region.first_line}"
+            if region.first_line == region.last_line
+            else f"lines {region.first_line}\u2013{region.last_line}"
+        )
+        parts.append(f"The closest match ({region.similarity:.0%} similar) is at {span}:")
+        shown = region.lines[:_REGION_MAX_LINES]
+        for number, line in enumerate(shown, start=region.first_line):
+            parts.append(number_line(number, cut_line(line, _REGION_LINE_CHARS)))
+        if len(region.lines) > len(shown):
+            parts.append(f"   ... ({len(region.lines) - len(shown)} more lines)")
+        if region.whitespace_only:
+            parts.append(
+                "It differs from old_string only in whitespace (indentation, spaces or line breaks)."
+            )
+        parts.append(
+            "Retry with old_string copied exactly from the file, whitespace included, without the line-number "
+            "prefixes."
+        )
+        return "\n".join(parts)
+
+    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        change = expect_payload(action, FileChange)
+        failed = await _commit(ctx, change, "edit")
+        if failed is not None:
+            return failed
+        if change.pre_image_sha256 is None:
+            text = f"Created {change.path} ({count_lines(change.new_content or '')} lines)."
+        else:
+            text = f"Edited {change.path} ({diff_stats(change.diff).label()})."
+        return ToolOutput(text, data=_change_data(change))

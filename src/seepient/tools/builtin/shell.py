@@ -1,0 +1,151 @@
+"""``shell``: a command line analysed into its simple commands and the capabilities it needs, then run in
+the sandbox by the executor with a bounded timeout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from seepient.policy.shell import analyse_command
+from seepient.protocol import ActionKind, PathDenied, PreparedActionDraft, ShellCommand, ShellOutcome
+from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.builtin._common import display_path, expect_payload, path_kind
+
+MAX_TIMEOUT_MS = 600_000
+_SUMMARY_COMMAND_CHARS = 120
+
+
+class ShellInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(
+        min_length=1,
+        description="The bash command line to run, e.g. 'pytest -q tests/test_calc.py'. It runs in a sandbox "
+        "that can write only inside the workspace and has no network unless approved.",
+    )
+    timeout_ms: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"How long the command may run, in milliseconds (at most {MAX_TIMEOUT_MS}, ten minutes). "
+        "Omit for the session's default.",
+    )
+    workdir: str | None = Field(
+        default=None,
+        description="The directory to run in, relative to the workspace root; it must be inside the "
+        "workspace. Omit to run at the workspace root. Prefer this over 'cd dir && ...'.",
+    )
+    run_in_background: bool = Field(
+        default=False,
+        description="Not supported yet: every command runs in the foreground until it exits or times out.",
+    )
+
+
+def _one_line(command: str) -> str:
+    first, *rest = command.strip().splitlines() or [""]
+    shown = first if not rest else f"{first} …"
+    if len(shown) > _SUMMARY_COMMAND_CHARS:
+        shown = shown[: _SUMMARY_COMMAND_CHARS - 1] + "…"
+    return shown
+
+
+class ShellTool(Tool[ShellInput]):
+    name: ClassVar[str] = "shell"
+    description: ClassVar[str] = (
+        "Run a bash command line in the workspace inside a sandbox and return its exit code, stdout and "
+        "stderr. Use it for builds, tests, git and other programs; use read_file, glob, grep and edit_file "
+        "for reading, finding and changing files. Commands time out (default from the session, at most ten "
+        "minutes); long output is cut in the middle. A non-zero exit code is reported, not hidden."
+    )
+    input_model: ClassVar[type[BaseModel]] = ShellInput
+
+    async def prepare(self, args: ShellInput, ctx: ToolContext) -> PreparedActionDraft:
+        if args.run_in_background:
+            raise ToolInputError(
+                "run_in_background is not supported yet: commands run in the foreground until they exit or "
+                f"time out. Run it without run_in_background, with timeout_ms up to {MAX_TIMEOUT_MS} if it "
+                "needs longer."
+            )
+        if not args.command.strip():
+            raise ToolInputError("command is blank; give the command line to run.")
+        resolved = ctx.paths.for_read(args.workdir or ".")
+        if resolved.relative is None:
+            raise PathDenied(
+                args.workdir or ".",
+                "the shell's working directory must be inside the workspace",
+                "workspace_containment",
+            )
+        if args.workdir is not None:
+            # bubblewrap would fail to chdir and report it as the command's exit status; say it plainly.
+            kind = await path_kind(ctx, resolved.absolute)
+            if kind != "directory":
+                problem = "does not exist" if kind == "missing" else "is a file, not a directory"
+                raise ToolInputError(
+                    f"workdir {args.workdir!r} {problem}. Give an existing directory inside the workspace, or "
+                    "omit workdir to run at the workspace root."
+                )
+        # With the workspace and cwd, write targets resolve to write_workspace or write_outside exactly.
+        analysis = analyse_command(args.command, cwd=Path(resolved.absolute), workspace=ctx.workspace)
+        timeout_ms = min(args.timeout_ms or ctx.default_timeout_ms, MAX_TIMEOUT_MS)
+        payload = ShellCommand(
+            command=args.command,
+            commands=analysis.commands,
+            capabilities=analysis.capabilities,
+            parsed=analysis.parsed,
+            cwd=resolved.absolute,
+            timeout_ms=timeout_ms,
+        )
+        return PreparedActionDraft(
+            session_id=ctx.session_id,
+            call_id=ctx.call_id,
+            tool=self.name,
+            kind=ActionKind.SHELL,
+            payload=payload,
+            read_only=False,
+            summary=f"Run: {_one_line(args.command)} (in {display_path(resolved)})",
+        )
+
+    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        command = expect_payload(action, ShellCommand)
+        outcome = await ctx.executor.run_shell(command)
+        return ToolOutput(
+            format_shell_outcome(command, outcome), is_error=outcome.timed_out, data=_data(outcome)
+        )
+
+
+def _data(outcome: ShellOutcome) -> dict[str, Any]:
+    return {
+        "exit_code": outcome.exit_code,
+        "timed_out": outcome.timed_out,
+        "duration_ms": outcome.duration_ms,
+        "sandbox": outcome.sandbox,
+        "stdout_truncated": outcome.stdout_truncated,
+        "stderr_truncated": outcome.stderr_truncated,
+    }
+
+
+def format_shell_outcome(command: ShellCommand, outcome: ShellOutcome) -> str:
+    """Exit status first (what the model needs to decide), then each stream, then what was cut or stopped."""
+    if outcome.timed_out:
+        head = f"Timed out after {command.timeout_ms} ms; the command was killed"
+        head += f" (exit code {outcome.exit_code})." if outcome.exit_code is not None else "."
+    elif outcome.exit_code is None:
+        head = "The command ended without an exit code (killed by a signal?)."
+    else:
+        head = f"Exit code: {outcome.exit_code}"
+    parts = [head]
+    if outcome.stdout:
+        parts.append(f"stdout:\n{outcome.stdout.rstrip(chr(10))}")
+    if outcome.stderr:
+        parts.append(f"stderr:\n{outcome.stderr.rstrip(chr(10))}")
+    if not outcome.stdout and not outcome.stderr:
+        parts.append("(no output)")
+    for stream, cut in (("stdout", outcome.stdout_truncated), ("stderr", outcome.stderr_truncated)):
+        if cut:
+            parts.append(
+                f"[{stream} was longer than the output limit and was cut; redirect it to a file and read "
+                "that, or filter it (grep, tail) if you need the rest.]"
+            )
+    return "\n\n".join(parts)

@@ -1,0 +1,129 @@
+"""Fixtures for the built-in tool tests: a real temporary workspace, the real path guard and the real local
+executor (bubblewrap sandbox), with a recorder in front of the executor that proves what a tool touched."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from seepient.execution.local import LocalExecutor
+from seepient.policy.paths import PathGuard
+from seepient.protocol import (
+    CommitOutcome,
+    FileChange,
+    GrepOutcome,
+    PreparedActionDraft,
+    ShellCommand,
+    ShellOutcome,
+)
+from seepient.tools.base import Tool, ToolContext, ToolOutput
+
+
+@dataclass
+class RecordingExecutor:
+    """Passes every call to the real executor and notes it, so a test can say "nothing was read"."""
+
+    inner: Any
+    calls: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+
+    async def read_file(self, path: str) -> bytes:
+        self.calls.append(("read_file", (path,)))
+        return await self.inner.read_file(path)
+
+    async def glob(self, root: str, pattern: str, **kwargs: Any) -> list[str]:
+        self.calls.append(("glob", (root, pattern)))
+        return await self.inner.glob(root, pattern, **kwargs)
+
+    async def grep(self, root: str, pattern: str, **kwargs: Any) -> GrepOutcome:
+        self.calls.append(("grep", (root, pattern)))
+        return await self.inner.grep(root, pattern, **kwargs)
+
+    async def run_shell(self, command: ShellCommand) -> ShellOutcome:
+        self.calls.append(("run_shell", (command.command,)))
+        return await self.inner.run_shell(command)
+
+    async def commit_file(self, change: FileChange) -> CommitOutcome:
+        self.calls.append(("commit_file", (change.path,)))
+        return await self.inner.commit_file(change)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    (path / ".ssh").mkdir(parents=True)
+    (path / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    return path
+
+
+@pytest.fixture
+def seepient_home(home: Path) -> Path:
+    path = home / ".seepient"
+    path.mkdir()
+    (path / "settings.json").write_text('{"permissions": {"deny": []}}\n')
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path.resolve()
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory beside the workspace holding a file no tool may read or change."""
+    path = tmp_path / "outside"
+    path.mkdir()
+    (path / "secret.txt").write_text("outside the workspace\n")
+    return path
+
+
+@pytest.fixture
+def executor(workspace: Path, seepient_home: Path, home: Path) -> Any:
+    return LocalExecutor(workspace, sandbox="auto", seepient_home=seepient_home, home=home)
+
+
+@pytest.fixture
+def recorder(executor: Any) -> RecordingExecutor:
+    return RecordingExecutor(executor)
+
+
+@pytest.fixture
+def ctx(workspace: Path, seepient_home: Path, home: Path, recorder: RecordingExecutor) -> ToolContext:
+    return ToolContext(
+        workspace=workspace,
+        session_id="ses_tools",
+        call_id="call_1",
+        paths=PathGuard(workspace, seepient_home=seepient_home, home=home),
+        executor=recorder,
+        default_timeout_ms=30_000,
+    )
+
+
+Prepare = Callable[..., Awaitable[PreparedActionDraft]]
+Run = Callable[..., Awaitable[tuple[PreparedActionDraft, ToolOutput]]]
+
+
+@pytest.fixture
+def prepare(ctx: ToolContext) -> Prepare:
+    """Validate raw arguments against the tool's schema, as the pipeline does, then prepare."""
+
+    async def _prepare(tool: Tool[Any], **arguments: Any) -> PreparedActionDraft:
+        args = tool.input_model.model_validate(arguments)
+        return await tool.prepare(args, ctx)
+
+    return _prepare
+
+
+@pytest.fixture
+def run(ctx: ToolContext, prepare: Prepare) -> Run:
+    async def _run(tool: Tool[Any], **arguments: Any) -> tuple[PreparedActionDraft, ToolOutput]:
+        draft = await prepare(tool, **arguments)
+        return draft, await tool.execute(draft, ctx)
+
+    return _run
