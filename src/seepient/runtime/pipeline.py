@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import time
+from datetime import UTC, datetime
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from pydantic import ValidationError
 
 from seepient.approval import ApprovalBroker
 from seepient.audit.log import AuditLog
-from seepient.audit.record import AuditRecord
+from seepient.audit.record import AuditOutcome, AuditRecord, OutcomeStatus
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import (
     ActionExecutor,
@@ -184,40 +183,48 @@ class ToolCallPipeline:
         draft: PreparedActionDraft | None,
         verdict: Verdict,
         approval: ApprovalResponse | None,
-        status: str,
+        status: OutcomeStatus,
         *,
         detail: str = "",
         output: ToolOutput | None = None,
         call: ToolCall | None = None,
     ) -> None:
+        """Append the action's one audit record (fsynced) before its outcome is reported anywhere."""
         d = self._d
-        outcome: dict[str, Any] = {"status": status}
+        if draft is None:
+            # Refused before a draft existed (the path guard stopped preparation): there is no action to
+            # bind, so the record keeps the call itself, under its own type.
+            assert call is not None
+            d.audit.append(
+                {
+                    "type": "call_refused",
+                    "timestamp": datetime.now(UTC).isoformat(),
+                    "surface": d.surface,
+                    "session_id": d.session_id,
+                    "model": d.model_name,
+                    "call": {"id": call.id, "tool": call.name, "arguments": json.loads(json.dumps(call.arguments, default=str))},
+                    "verdict": verdict.model_dump(mode="json"),
+                    "outcome": {"status": status, "detail": detail[:500]},
+                }
+            )
+            return
         if output is not None:
-            outcome["output_sha256"] = hashlib.sha256(output.text.encode()).hexdigest()
-            if "exit_code" in output.data:
-                outcome["exit_code"] = output.data["exit_code"]
-            if not detail and output.text:
-                detail = output.text.splitlines()[0][:200]
-        if detail:
-            outcome["detail"] = detail[:500]
-        action = (
-            draft.model_dump(mode="json")
-            if draft is not None
-            else {"tool": call.name if call else "?", "call_id": call.id if call else "?",
-                  "arguments": json.loads(json.dumps(call.arguments, default=str)) if call else {},
-                  "prepared": False}
+            outcome = AuditOutcome.with_output(
+                status, output.text, exit_code=output.data.get("exit_code"), detail=detail or output.text[:200]
+            )
+        else:
+            outcome = AuditOutcome(status=status, detail=detail)
+        d.audit.append(
+            AuditRecord(
+                surface=d.surface,
+                session_id=d.session_id,
+                model=d.model_name,
+                action=draft,
+                verdict=verdict,
+                approval=approval,
+                outcome=outcome,
+            )
         )
-        record = AuditRecord(
-            timestamp=time.time(),
-            surface=d.surface,
-            session_id=d.session_id,
-            model=d.model_name,
-            action=action,
-            verdict=verdict.model_dump(mode="json"),
-            approval=approval.model_dump(mode="json") if approval else None,
-            outcome=outcome,
-        )
-        d.audit.append(record)
 
     def _finish(
         self,

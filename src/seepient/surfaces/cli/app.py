@@ -169,14 +169,17 @@ def sandbox_run(
     ws = ws.resolve()
     try:
         outcome = asyncio.run(
-            run_sandboxed(list(command), workspace=ws, cwd=ws, network=network, seepient_home=SeepientPaths.from_env().home)
+            run_sandboxed(
+                list(command),
+                workspace=ws,
+                cwd=ws,
+                network=network,
+                seepient_home=SeepientPaths.from_env().home,
+                stdio="inherit",
+            )
         )
     except SandboxUnavailable as exc:
         raise _fail(str(exc), exit_codes.SANDBOX_UNAVAILABLE) from None
-    sys.stdout.write(outcome.stdout)
-    sys.stdout.flush()
-    sys.stderr.write(outcome.stderr)
-    sys.stderr.flush()
     if outcome.timed_out:
         raise _fail("the command timed out", 124)
     raise typer.Exit(outcome.exit_code if outcome.exit_code is not None else exit_codes.FAILED)

@@ -71,7 +71,7 @@ def run_demo(*, yes: bool, json_output: bool) -> int:
     for r in results:
         err.write(f"  {r.tool:<10} {r.status:<8} {r.output.splitlines()[0] if r.output else ''}\n")
     err.write(f"  tests in the sandbox: {'passed' if tests_passed else 'FAILED or not run'}\n")
-    err.write(f"  audit log {session.audit.path}: {format_report(report)}\n")
+    err.write(f"  {format_report(report)}\n")
     err.write(f"  workspace: {workspace}\n")
     if outcome.reason == "interrupted":
         return exit_codes.INTERRUPTED

@@ -1,0 +1,19 @@
+"""Shared test fixtures: where the repository, the shared corpora and the installed console scripts are."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not (SHARED / "corpora").is_dir():
+        raise RuntimeError(f"the shared corpora are missing: expected {SHARED}/corpora beside the repository")
+    return SHARED

@@ -1,0 +1,105 @@
+"""Fixtures for runtime tests: a real session (replay model, real policy, executor and audit log) in a temp
+workspace, a scripted approver at the approval seam, and small tools that make concurrency observable."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from seepient.config import SeepientPaths
+from seepient.protocol import (
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovalResponse,
+    PreparedActionDraft,
+    ReadAction,
+    RuntimeEvent,
+)
+from seepient.runtime import Session, SessionOptions
+from seepient.tools.base import Tool, ToolContext, ToolOutput
+
+
+class ScriptedApprover:
+    def __init__(self, *answers: tuple[ApprovalDecision, str | None]) -> None:
+        self.answers = list(answers)
+        self.asked: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
+        self.asked.append(request)
+        decision, feedback = self.answers.pop(0)
+        return ApprovalResponse(decision=decision, digest=request.digest, feedback=feedback)
+
+
+class _ProbeArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    label: str
+
+
+class ProbeTool(Tool[_ProbeArgs]):
+    """A read-only tool that records when each call starts and ends, and can wait on a shared barrier."""
+
+    name: ClassVar[str] = "probe"
+    description: ClassVar[str] = "test probe"
+    input_model: ClassVar[type[BaseModel]] = _ProbeArgs
+    read_only: ClassVar[bool] = True
+    concurrency_safe: ClassVar[bool] = True
+
+    def __init__(self, *, barrier: asyncio.Barrier | None = None, output: str | None = None, boom: bool = False) -> None:
+        self.log: list[str] = []
+        self.barrier = barrier
+        self.output = output
+        self.boom = boom
+
+    async def prepare(self, args: _ProbeArgs, ctx: ToolContext) -> PreparedActionDraft:
+        return PreparedActionDraft(
+            session_id=ctx.session_id, call_id=ctx.call_id, tool=self.name, kind="read",
+            payload=ReadAction(operation="glob", paths=(str(ctx.workspace),), params={"label": args.label}),
+            read_only=True, summary=f"probe {args.label}",
+        )
+
+    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        label = action.payload.params["label"]  # type: ignore[union-attr]
+        self.log.append(f"start {label}")
+        if self.boom:
+            raise RuntimeError("probe exploded")
+        if self.barrier is not None:
+            await asyncio.wait_for(self.barrier.wait(), timeout=5)
+        await asyncio.sleep(0.01)
+        self.log.append(f"end {label}")
+        return ToolOutput(text=self.output or f"probed {label}")
+
+
+class SerialProbe(ProbeTool):
+    name: ClassVar[str] = "serial_probe"
+    concurrency_safe: ClassVar[bool] = False
+
+
+@pytest.fixture
+def make_session(tmp_path: Path) -> Callable[..., tuple[Session, list[RuntimeEvent]]]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    home = tmp_path / "seepient-home"
+
+    def make(turns: list[dict[str, Any]], **options: Any) -> tuple[Session, list[RuntimeEvent]]:
+        script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
+        script.write_text(yaml.safe_dump(turns))
+        session = Session.open(
+            SessionOptions(workspace=workspace, model=f"replay:{script}", paths=SeepientPaths(home=home), **options)
+        )
+        events: list[RuntimeEvent] = []
+        session.subscribe(events.append)
+        return session, events
+
+    return make
+
+
+def audit_lines(session: Session) -> list[dict[str, Any]]:
+    path = session.audit.path
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
