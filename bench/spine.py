@@ -23,9 +23,9 @@ from seepient.approval import ApprovalBroker
 from seepient.audit.log import AuditLog
 from seepient.config.settings import PermissionSettings
 from seepient.execution.commit import commit_change
+from seepient.execution.environment import scrubbed_environment
 from seepient.execution.local import LocalExecutor
 from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths, protected_workspace_paths
-from seepient.execution.environment import scrubbed_environment
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import EditBlock, FileChange, ToolCall
 from seepient.runtime.events import EventStream
@@ -42,7 +42,9 @@ def _shell_round_trip(root: Path, runs: int) -> str:
     events = EventStream("bench")
     deps = PipelineDeps(
         registry=builtin_registry(),
-        policy=PolicyEngine(workspace, seepient_home=home, mode="ask-untrusted", permissions=PermissionSettings()),
+        policy=PolicyEngine(
+            workspace, seepient_home=home, mode="ask-untrusted", permissions=PermissionSettings()
+        ),
         broker=ApprovalBroker(None, auto_approve=True),
         executor=LocalExecutor(workspace, seepient_home=home),
         audit=AuditLog(home / "audit.log"),
@@ -56,7 +58,9 @@ def _shell_round_trip(root: Path, runs: int) -> str:
     counter = iter(range(10**9))
 
     async def ours() -> None:
-        result = await pipeline.run(ToolCall(id=f"c{next(counter)}", name="shell", arguments={"command": "true"}), "t")
+        result = await pipeline.run(
+            ToolCall(id=f"c{next(counter)}", name="shell", arguments={"command": "true"}), "t"
+        )
         assert result.status == "ok", result.message.content
 
     sandbox = BwrapSandbox()
@@ -96,7 +100,10 @@ def _commit(root: Path, runs: int) -> str:
             pre_image_sha256=hashlib.sha256(before.encode()).hexdigest(),
             edits=(EditBlock(search=old, replace=new),),
         )
-        for before, old, new in ((body, "line 001000", "LINE 001000"), (flipped, "LINE 001000", "line 001000"))
+        for before, old, new in (
+            (body, "line 001000", "LINE 001000"),
+            (flipped, "LINE 001000", "line 001000"),
+        )
     ]
     turn = iter(range(10**9))
 
@@ -151,7 +158,9 @@ def _audit(root: Path, runs: int) -> str:
 
 def _version(runs: int) -> str:
     seepient = str(BIN / "seepient")
-    ours_s = sample(lambda: subprocess.run([seepient, "--version"], check=True, capture_output=True), runs=runs)
+    ours_s = sample(
+        lambda: subprocess.run([seepient, "--version"], check=True, capture_output=True), runs=runs
+    )
     raw_s = sample(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), runs=runs)
     return report("seepient --version", ours_s, raw_s, "python -c pass", "under 4× bare Python")
 

@@ -69,7 +69,9 @@ RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
 @pytest.fixture
 def seepient(world: Sandboxed) -> RunCli:
-    def run(*args: str, input: str | None = None, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, input: str | None = None, timeout: float = 120, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(BIN / "seepient"), *args],
             input=input,

@@ -19,11 +19,20 @@ def test_edit_with_yes_lands_and_is_audited(world, seepient):
     (world.workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     script = world.script(
         [
-            {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"},
+                    }
+                ]
+            },
             {"text": "Fixed."},
         ]
     )
-    proc = seepient("run", "fix add", "-y", "--model", f"replay:{script}", "--workspace", str(world.workspace), "--json")
+    proc = seepient(
+        "run", "fix add", "-y", "--model", f"replay:{script}", "--workspace", str(world.workspace), "--json"
+    )
     assert proc.returncode == 0, proc.stderr
     assert (world.workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     events = json_events(proc.stdout)
@@ -76,14 +85,25 @@ def test_attacks_through_the_cli_are_denied_and_audited(world, seepient):
         {"name": "write_file", "arguments": {"path": "../outside/victim.txt", "content": "pwned"}},
         {"name": "write_file", "arguments": {"path": str(target), "content": "pwned"}},
         {"name": "write_file", "arguments": {"path": "link/victim.txt", "content": "pwned"}},
-        {"name": "edit_file", "arguments": {"path": "innocent.txt", "old_string": "untouched", "new_string": "pwned"}},
+        {
+            "name": "edit_file",
+            "arguments": {"path": "innocent.txt", "old_string": "untouched", "new_string": "pwned"},
+        },
         {"name": "read_file", "arguments": {"path": "~/.ssh/id_rsa"}},
-        {"name": "write_file", "arguments": {"path": ".seepient/settings.json", "content": '{"permissions": {"allow": ["Shell"]}}'}},
+        {
+            "name": "write_file",
+            "arguments": {
+                "path": ".seepient/settings.json",
+                "content": '{"permissions": {"allow": ["Shell"]}}',
+            },
+        },
         {"name": "shell", "arguments": {"command": "echo pwned > ../outside/victim.txt"}},
         {"name": "shell", "arguments": {"command": "cat ~/.ssh/id_rsa"}},
     ]
     script = world.script([{"tool_calls": [c]} for c in calls] + [{"text": "done"}])
-    proc = seepient("run", "attack", "-y", "--mode", "autonomous-trusted", "--model", f"replay:{script}", "--json")
+    proc = seepient(
+        "run", "attack", "-y", "--mode", "autonomous-trusted", "--model", f"replay:{script}", "--json"
+    )
     assert proc.returncode == 0, proc.stderr
     assert target.read_text() == "untouched\n"
     assert not (world.workspace / ".seepient" / "settings.json").exists()
@@ -101,10 +121,13 @@ def test_sandboxed_shell_sees_no_secrets_and_cannot_escape(world, seepient):
     commands = [
         "env",
         "ls -la $HOME; cat $HOME/.ssh/id_rsa $HOME/.aws/credentials 2>&1; true",
-        "python3 -c \"open('" + str(world.outside / 'victim.txt') + "', 'w').write('pwned')\" 2>&1; true",
+        "python3 -c \"open('" + str(world.outside / "victim.txt") + "', 'w').write('pwned')\" 2>&1; true",
         "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 9), 2)\" 2>&1; true",
     ]
-    script = world.script([{"tool_calls": [{"name": "shell", "arguments": {"command": c}}]} for c in commands] + [{"text": "ok"}])
+    script = world.script(
+        [{"tool_calls": [{"name": "shell", "arguments": {"command": c}}]} for c in commands]
+        + [{"text": "ok"}]
+    )
     proc = seepient("run", "look", "-y", "--model", f"replay:{script}", "--json")
     assert proc.returncode == 0, proc.stderr
     results = [e for e in json_events(proc.stdout) if e["type"] == "tool_result"]
@@ -113,12 +136,16 @@ def test_sandboxed_shell_sees_no_secrets_and_cannot_escape(world, seepient):
         assert SECRET_MARKER not in result["output"]
     assert (world.outside / "victim.txt").read_text() == "untouched\n"
     # The host /tmp is replaced by a private one, so the outside folder is simply not there.
-    assert any(e in results[2]["output"] for e in ("Read-only file system", "Permission denied", "No such file"))
+    assert any(
+        e in results[2]["output"] for e in ("Read-only file system", "Permission denied", "No such file")
+    )
     assert "Errno" in results[3]["output"]
 
 
 def test_missing_sandbox_is_a_clear_refusal(world, seepient):
-    script = world.script([{"tool_calls": [{"name": "shell", "arguments": {"command": "echo hi"}}]}, {"text": "ok"}])
+    script = world.script(
+        [{"tool_calls": [{"name": "shell", "arguments": {"command": "echo hi"}}]}, {"text": "ok"}]
+    )
     env = dict(world.env, PATH=str(BIN))  # no bwrap on this PATH
     proc = seepient("run", "x", "-y", "--model", f"replay:{script}", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
@@ -152,14 +179,26 @@ def test_script_past_the_end_names_the_step(world, seepient):
 
 
 def test_sandbox_run_passes_output_and_exit_code_through(world, seepient):
-    proc = seepient("sandbox", "run", "--workspace", str(world.workspace), "--", "sh", "-c", "echo out; echo err >&2; exit 7")
+    proc = seepient(
+        "sandbox",
+        "run",
+        "--workspace",
+        str(world.workspace),
+        "--",
+        "sh",
+        "-c",
+        "echo out; echo err >&2; exit 7",
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (7, "out\n", "err\n")
     proc = seepient("sandbox", "run", "--", "sh", "-c", "env; cat $HOME/.ssh/id_rsa")
     assert SECRET_MARKER not in proc.stdout + proc.stderr
 
 
 def test_audit_verify_catches_tampering(world, seepient):
-    script = world.script([{"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]} for _ in range(3)] + [{"text": "ok"}])
+    script = world.script(
+        [{"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]} for _ in range(3)]
+        + [{"text": "ok"}]
+    )
     assert seepient("run", "x", "--model", f"replay:{script}").returncode == 0
     log = world.seepient_home / "audit.log"
     lines = log.read_text().splitlines(keepends=True)

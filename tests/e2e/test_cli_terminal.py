@@ -37,7 +37,9 @@ class Terminal:
         while needle.encode() not in self.screen:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise AssertionError(f"never saw {needle!r}; screen was:\n{self.screen.decode(errors='replace')}")
+                raise AssertionError(
+                    f"never saw {needle!r}; screen was:\n{self.screen.decode(errors='replace')}"
+                )
             ready, _, _ = select.select([self.master], [], [], remaining)
             if ready:
                 try:
@@ -60,7 +62,14 @@ def test_file_changed_while_prompt_is_open_does_not_land(world):
     target.write_text("def add(a, b):\n    return a - b\n")
     script = world.script(
         [
-            {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"},
+                    }
+                ]
+            },
             {"text": "done"},
         ]
     )
@@ -110,7 +119,14 @@ def test_approve_for_session_is_not_asked_twice(world):
 
 def test_ctrl_c_ends_the_turn_and_kills_the_command(world):
     script = world.script(
-        [{"tool_calls": [{"name": "shell", "arguments": {"command": "echo $$ > pid; sleep 60; touch finished"}}]}, {"text": "never"}]
+        [
+            {
+                "tool_calls": [
+                    {"name": "shell", "arguments": {"command": "echo $$ > pid; sleep 60; touch finished"}}
+                ]
+            },
+            {"text": "never"},
+        ]
     )
     term = Terminal(["run", "x", "-y", "--model", f"replay:{script}", "--json"], world.env, world.workspace)
     pid_file = world.workspace / "pid"

@@ -51,7 +51,9 @@ class ProbeTool(Tool[_ProbeArgs]):
     read_only: ClassVar[bool] = True
     concurrency_safe: ClassVar[bool] = True
 
-    def __init__(self, *, barrier: asyncio.Barrier | None = None, output: str | None = None, boom: bool = False) -> None:
+    def __init__(
+        self, *, barrier: asyncio.Barrier | None = None, output: str | None = None, boom: bool = False
+    ) -> None:
         self.log: list[str] = []
         self.barrier = barrier
         self.output = output
@@ -59,9 +61,13 @@ class ProbeTool(Tool[_ProbeArgs]):
 
     async def prepare(self, args: _ProbeArgs, ctx: ToolContext) -> PreparedActionDraft:
         return PreparedActionDraft(
-            session_id=ctx.session_id, call_id=ctx.call_id, tool=self.name, kind="read",
+            session_id=ctx.session_id,
+            call_id=ctx.call_id,
+            tool=self.name,
+            kind="read",
             payload=ReadAction(operation="glob", paths=(str(ctx.workspace),), params={"label": args.label}),
-            read_only=True, summary=f"probe {args.label}",
+            read_only=True,
+            summary=f"probe {args.label}",
         )
 
     async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
@@ -91,7 +97,9 @@ def make_session(tmp_path: Path) -> Callable[..., tuple[Session, list[RuntimeEve
         script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
         script.write_text(yaml.safe_dump(turns))
         session = Session.open(
-            SessionOptions(workspace=workspace, model=f"replay:{script}", paths=SeepientPaths(home=home), **options)
+            SessionOptions(
+                workspace=workspace, model=f"replay:{script}", paths=SeepientPaths(home=home), **options
+            )
         )
         events: list[RuntimeEvent] = []
         session.subscribe(events.append)

@@ -41,7 +41,9 @@ async def test_path_denied_during_preparation_is_audited_as_a_refused_call(make_
 
 
 async def test_policy_denial_is_audited_and_explained(make_session):
-    session, events = make_session([_call("shell", command="cat ~/.ssh/id_rsa"), {"text": "ok"}], auto_approve=True)
+    session, events = make_session(
+        [_call("shell", command="cat ~/.ssh/id_rsa"), {"text": "ok"}], auto_approve=True
+    )
     await session.run("x")
     (result,) = _results(events)
     assert result.status == "denied" and "Denied by policy" in result.output
@@ -52,7 +54,9 @@ async def test_policy_denial_is_audited_and_explained(make_session):
 
 async def test_rejection_feedback_reaches_the_model_and_nothing_runs(make_session):
     person = ScriptedApprover((ApprovalDecision.REJECT, "write tests first"))
-    session, events = make_session([_call("write_file", path="new.py", content="x = 1\n"), {"text": "ok"}], approver=person)
+    session, events = make_session(
+        [_call("write_file", path="new.py", content="x = 1\n"), {"text": "ok"}], approver=person
+    )
     await session.run("x")
     (result,) = _results(events)
     assert result.status == "rejected" and "write tests first" in result.output
@@ -64,7 +68,9 @@ async def test_rejection_feedback_reaches_the_model_and_nothing_runs(make_sessio
 
 async def test_approved_action_runs_and_is_audited_with_its_approval(make_session):
     person = ScriptedApprover((ApprovalDecision.APPROVE_ONCE, None))
-    session, events = make_session([_call("write_file", path="new.py", content="x = 1\n"), {"text": "ok"}], approver=person)
+    session, events = make_session(
+        [_call("write_file", path="new.py", content="x = 1\n"), {"text": "ok"}], approver=person
+    )
     await session.run("x")
     (result,) = _results(events)
     assert result.status == "ok"
@@ -83,7 +89,9 @@ async def test_read_only_inside_workspace_never_asks(make_session, tmp_path: Pat
 
 
 async def test_a_crashing_tool_is_an_error_result_not_a_crash(make_session):
-    session, events = make_session([_call("probe", label="a"), {"text": "still here"}], extra_tools=[ProbeTool(boom=True)])
+    session, events = make_session(
+        [_call("probe", label="a"), {"text": "still here"}], extra_tools=[ProbeTool(boom=True)]
+    )
     outcome = await session.run("x")
     assert outcome.reason == "final" and outcome.text == "still here"
     (result,) = _results(events)
@@ -103,7 +111,9 @@ async def test_results_are_cut_to_the_tool_limit_keeping_head_and_tail(make_sess
 
 async def test_pre_hook_can_block(make_session):
     session, events = make_session([_call("glob", pattern="*"), {"text": "ok"}])
-    pipeline = session._loop._pipeline  # the hook stage exists; configuring hooks arrives with the hooks issue
+    pipeline = (
+        session._loop._pipeline
+    )  # the hook stage exists; configuring hooks arrives with the hooks issue
 
     async def block(call):
         return "no globbing on Sundays"

@@ -51,10 +51,15 @@ class ApprovalBroker:
                 decision=ApprovalDecision.APPROVE_ONCE, digest=digest, approved_by="grant:session"
             )
         if self._auto_approve:
-            return ApprovalResponse(decision=ApprovalDecision.APPROVE_ONCE, digest=digest, approved_by="flag:-y")
+            return ApprovalResponse(
+                decision=ApprovalDecision.APPROVE_ONCE, digest=digest, approved_by="flag:-y"
+            )
         if self._approver is None:
             return ApprovalResponse(
-                decision=ApprovalDecision.REJECT, digest=digest, feedback=HEADLESS_REASON, approved_by="headless"
+                decision=ApprovalDecision.REJECT,
+                digest=digest,
+                feedback=HEADLESS_REASON,
+                approved_by="headless",
             )
         response = await self._approver.decide(request)
         if not hmac.compare_digest(response.digest, digest):

@@ -53,13 +53,18 @@ def render_request(request: ApprovalRequest, *, colour: bool) -> str:
     return "\n".join(out)
 
 
+def _resolve_once(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 async def _read_line(fd: int) -> str | None:
     """One line from ``fd`` without a thread, so Ctrl-C can cancel the wait and nothing is left blocked."""
     loop = asyncio.get_running_loop()
     buf = bytearray()
     while True:
         ready: asyncio.Future[None] = loop.create_future()
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        loop.add_reader(fd, _resolve_once, ready)
         try:
             await ready
         finally:
@@ -98,7 +103,9 @@ class TerminalApprover:
             if answer in ("y", "yes"):
                 return ApprovalResponse(decision=ApprovalDecision.APPROVE_ONCE, digest=digest)
             if answer in ("a", "always", "session"):
-                return ApprovalResponse(decision=ApprovalDecision.APPROVE_SESSION, digest=digest, scope="exact")
+                return ApprovalResponse(
+                    decision=ApprovalDecision.APPROVE_SESSION, digest=digest, scope="exact"
+                )
             if answer in ("n", "no"):
                 self._say("Tell the model why (or what to do instead), then Enter: ")
                 feedback = (await _read_line(self._fd) or "").strip()

@@ -86,6 +86,13 @@ class ErrorEvent(_Event):
 
 
 RuntimeEvent = Annotated[
-    TurnStarted | TextDelta | ToolCallEvent | PermissionRequest | PermissionResolved | ToolResult | TurnCompleted | ErrorEvent,
+    TurnStarted
+    | TextDelta
+    | ToolCallEvent
+    | PermissionRequest
+    | PermissionResolved
+    | ToolResult
+    | TurnCompleted
+    | ErrorEvent,
     Field(discriminator="type"),
 ]

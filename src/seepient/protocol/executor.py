@@ -61,7 +61,9 @@ class ActionExecutor(Protocol):
         """The file's bytes; raises ``FileNotFoundError`` or ``IsADirectoryError``."""
         ...
 
-    async def glob(self, root: str, pattern: str, *, respect_ignore: bool = True, limit: int = 1000) -> list[str]:
+    async def glob(
+        self, root: str, pattern: str, *, respect_ignore: bool = True, limit: int = 1000
+    ) -> list[str]:
         """Paths under ``root`` (relative to it) matching ``pattern``, newest first."""
         ...
 

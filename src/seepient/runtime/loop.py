@@ -141,7 +141,9 @@ class AgentLoop:
                 for call in message.tool_calls:
                     if call.id not in answered:
                         self._history.append(
-                            Message.tool_result(call, "Interrupted by the user before this ran.", is_error=True)
+                            Message.tool_result(
+                                call, "Interrupted by the user before this ran.", is_error=True
+                            )
                         )
                 break
 

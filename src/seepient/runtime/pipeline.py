@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +88,16 @@ class ToolCallPipeline:
         tool = d.registry.get(call.name)
         if tool is None:
             known = ", ".join(d.registry.names())
-            return self._finish(call, turn_id, "error", f"Unknown tool {call.name!r}. Available tools: {known}.")
+            return self._finish(
+                call, turn_id, "error", f"Unknown tool {call.name!r}. Available tools: {known}."
+            )
         if call.arguments_error:
-            return self._finish(call, turn_id, "error", f"Arguments for {call.name} are not a JSON object: {call.arguments_error}")
+            return self._finish(
+                call,
+                turn_id,
+                "error",
+                f"Arguments for {call.name} are not a JSON object: {call.arguments_error}",
+            )
         try:
             args = tool.input_model.model_validate(call.arguments)
         except ValidationError as exc:
@@ -123,13 +130,17 @@ class ToolCallPipeline:
         if verdict.decision is Decision.DENY:
             self._record(draft, verdict, None, "denied", detail="; ".join(verdict.reasons))
             reasons = "; ".join(verdict.reasons) or "refused by policy"
-            return self._finish(call, turn_id, "denied", f"Denied by policy ({verdict.rule}): {reasons}", draft)
+            return self._finish(
+                call, turn_id, "denied", f"Denied by policy ({verdict.rule}): {reasons}", draft
+            )
         if verdict.decision is Decision.ASK:
             approval = await self._ask(draft, verdict, turn_id)
             if not approval.approved:
                 feedback = approval.feedback or "no reason given"
                 self._record(draft, verdict, approval, "rejected", detail=feedback)
-                return self._finish(call, turn_id, "rejected", f"The user rejected this action: {feedback}", draft)
+                return self._finish(
+                    call, turn_id, "rejected", f"The user rejected this action: {feedback}", draft
+                )
 
         output = await self._execute(tool, draft, ctx, verdict, approval)
         for post in d.post_hooks:
@@ -202,7 +213,11 @@ class ToolCallPipeline:
                     "surface": d.surface,
                     "session_id": d.session_id,
                     "model": d.model_name,
-                    "call": {"id": call.id, "tool": call.name, "arguments": json.loads(json.dumps(call.arguments, default=str))},
+                    "call": {
+                        "id": call.id,
+                        "tool": call.name,
+                        "arguments": json.loads(json.dumps(call.arguments, default=str)),
+                    },
                     "verdict": verdict.model_dump(mode="json"),
                     "outcome": {"status": status, "detail": detail[:500]},
                 }
@@ -210,7 +225,10 @@ class ToolCallPipeline:
             return
         if output is not None:
             outcome = AuditOutcome.with_output(
-                status, output.text, exit_code=output.data.get("exit_code"), detail=detail or output.text[:200]
+                status,
+                output.text,
+                exit_code=output.data.get("exit_code"),
+                detail=detail or output.text[:200],
             )
         else:
             outcome = AuditOutcome(status=status, detail=detail)

@@ -94,19 +94,23 @@ class Session:
         sandbox = options.sandbox or settings.execution.sandbox
         if settings.execution.backend != "local":
             raise SettingsError(
-                f"execution.backend {settings.execution.backend!r} is not available yet; use \"local\""
+                f'execution.backend {settings.execution.backend!r} is not available yet; use "local"'
             )
         spec = options.model or settings.models.default
         if not spec:
             raise SettingsError(_NO_MODEL)
-        model = resolve_model(spec, settings=settings.models, base_url=options.base_url, environ=options.environ)
+        model = resolve_model(
+            spec, settings=settings.models, base_url=options.base_url, environ=options.environ
+        )
 
         session_id = new_id("ses")
         events = EventStream(session_id)
         registry = builtin_registry()
         for tool in options.extra_tools:
             registry.register(tool)
-        policy = PolicyEngine(workspace, seepient_home=paths.home, mode=mode, permissions=settings.permissions)
+        policy = PolicyEngine(
+            workspace, seepient_home=paths.home, mode=mode, permissions=settings.permissions
+        )
         executor = LocalExecutor(
             workspace,
             sandbox=sandbox,

@@ -42,7 +42,8 @@ def _version_callback(value: bool) -> None:
 @app.callback()
 def _root(
     version: Annotated[
-        bool, typer.Option("--version", "-V", callback=_version_callback, is_eager=True, help="Print the version.")
+        bool,
+        typer.Option("--version", "-V", callback=_version_callback, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
     """Seepient command line."""
@@ -89,16 +90,34 @@ def _turn_exit_code(reason: str) -> int:
 
 @app.command()
 def run(
-    prompt: Annotated[str | None, typer.Argument(help="What to do. Read from stdin when absent or '-'.")] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve what policy would ask about (never what it denies).")] = False,
-    mode: Annotated[str | None, typer.Option(help="Consent mode: always-ask, ask-untrusted (default), autonomous-trusted.")] = None,
-    model: Annotated[str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4.1, ollama:llama3.1, replay:PATH.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Point the model's provider at another compatible server.")] = None,
+    prompt: Annotated[
+        str | None, typer.Argument(help="What to do. Read from stdin when absent or '-'.")
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve what policy would ask about (never what it denies).")
+    ] = False,
+    mode: Annotated[
+        str | None,
+        typer.Option(help="Consent mode: always-ask, ask-untrusted (default), autonomous-trusted."),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4.1, ollama:llama3.1, replay:PATH.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Point the model's provider at another compatible server.")
+    ] = None,
     workspace: Annotated[Path, typer.Option(help="The project folder; writes stay inside it.")] = Path("."),
-    sandbox: Annotated[str, typer.Option(help="auto: shell commands run in bubblewrap or are refused; off: no sandbox.")] = "auto",
-    config: Annotated[Path | None, typer.Option(help="An extra settings file (JSON), applied over user and project settings.")] = None,
+    sandbox: Annotated[
+        str, typer.Option(help="auto: shell commands run in bubblewrap or are refused; off: no sandbox.")
+    ] = "auto",
+    config: Annotated[
+        Path | None,
+        typer.Option(help="An extra settings file (JSON), applied over user and project settings."),
+    ] = None,
     max_steps: Annotated[int | None, typer.Option(help="Stop the turn after this many model calls.")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")
+    ] = False,
 ) -> None:
     """Run one turn of the agent on PROMPT. With no terminal on stdin and no -y, anything that needs approval is refused."""
     from seepient.approval.terminal import TerminalApprover
@@ -131,7 +150,9 @@ def run(
     except (SettingsError, ModelError) as exc:
         raise _fail(str(exc)) from None
     if sandbox_choice == "off":
-        typer.echo("seepient: warning: --sandbox off: shell commands run unsandboxed on this machine", err=True)
+        typer.echo(
+            "seepient: warning: --sandbox off: shell commands run unsandboxed on this machine", err=True
+        )
     session.subscribe(JsonRenderer() if json_output else HumanRenderer())
     outcome = _drive_turn(session, text)
     raise typer.Exit(_turn_exit_code(outcome.reason))  # type: ignore[attr-defined]
@@ -139,8 +160,12 @@ def run(
 
 @app.command()
 def demo(
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the demo's own actions without asking.")] = False,
-    json_output: Annotated[bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve the demo's own actions without asking.")
+    ] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")
+    ] = False,
 ) -> None:
     """Fix a failing test in a bundled project with a scripted model, through the real pipeline, offline."""
     from seepient.surfaces.cli.demo import run_demo
@@ -148,12 +173,12 @@ def demo(
     raise typer.Exit(run_demo(yes=yes, json_output=json_output))
 
 
-@sandbox_app.command(
-    "run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-)
+@sandbox_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def sandbox_run(
     command: Annotated[list[str], typer.Argument(help="The command and its arguments, after --.")],
-    network: Annotated[bool, typer.Option("--network", help="Allow network access inside the sandbox.")] = False,
+    network: Annotated[
+        bool, typer.Option("--network", help="Allow network access inside the sandbox.")
+    ] = False,
     workspace: Annotated[Path, typer.Option(help="The folder the command may write to.")] = Path("."),
 ) -> None:
     """Run COMMAND in the very sandbox the shell tool uses; its stdout, stderr and exit code pass through."""
@@ -187,7 +212,9 @@ def sandbox_run(
 
 @audit_app.command("verify")
 def audit_verify(
-    log: Annotated[Path | None, typer.Option(help="The log to check (default: the audit log in SEEPIENT_HOME).")] = None,
+    log: Annotated[
+        Path | None, typer.Option(help="The log to check (default: the audit log in SEEPIENT_HOME).")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Check every record's hash chain and the head anchor; exit 0 when intact, 1 naming the first bad record."""
@@ -197,7 +224,9 @@ def audit_verify(
     path = log or SeepientPaths.from_env().audit_log
     report = verify_log(path)
     if json_output:
-        typer.echo(json.dumps(report.model_dump(mode="json") if hasattr(report, "model_dump") else vars(report)))
+        typer.echo(
+            json.dumps(report.model_dump(mode="json") if hasattr(report, "model_dump") else vars(report))
+        )
     else:
         typer.echo(format_report(report))
     raise typer.Exit(exit_codes.OK if report.ok else exit_codes.FAILED)

@@ -65,7 +65,11 @@ def run_demo(*, yes: bool, json_output: bool) -> int:
     outcome = _drive_turn(session, _PROMPT)
 
     shell_results = [r for r in results if r.tool == "shell"]
-    tests_passed = bool(shell_results) and shell_results[-1].status == "ok" and shell_results[-1].data.get("exit_code") == 0
+    tests_passed = (
+        bool(shell_results)
+        and shell_results[-1].status == "ok"
+        and shell_results[-1].data.get("exit_code") == 0
+    )
     report = verify_log(session.audit.path)
     err.write("\n— What happened —\n")
     for r in results:

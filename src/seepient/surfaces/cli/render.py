@@ -28,7 +28,9 @@ def _short(value: object, limit: int = 90) -> str:
 class HumanRenderer:
     """Model text on stdout as it streams; tool activity on stderr so stdout stays the answer."""
 
-    def __init__(self, *, out: TextIO | None = None, err: TextIO | None = None, verbose: bool = False) -> None:
+    def __init__(
+        self, *, out: TextIO | None = None, err: TextIO | None = None, verbose: bool = False
+    ) -> None:
         self._out = out or sys.stdout
         self._err = err or sys.stderr
         self._verbose = verbose
