@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.execution.exec_helpers import SECRET_ENV, SSH_MARKER
 
 from seepient.execution.local import LocalExecutor
+from tests.execution.exec_helpers import SECRET_ENV, SSH_MARKER
 
 
 @pytest.fixture

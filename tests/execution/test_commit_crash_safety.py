@@ -15,9 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.execution.test_commit_cli import commit_script
-
 from seepient.protocol import CommitOutcome
+from tests.execution.test_commit_cli import commit_script
 
 KILLS_PER_WORKER = 52
 WORKERS = 2

@@ -11,6 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from seepient.execution.local import LocalExecutor, run_sandboxed
+from seepient.execution.sandbox.bwrap import BwrapSandbox
+from seepient.protocol import Capability, SandboxUnavailable, ShellCommand, ShellOutcome
 from tests.execution.exec_helpers import (
     SECRET_ENV,
     SSH_MARKER,
@@ -18,10 +22,6 @@ from tests.execution.exec_helpers import (
     wait_for_pids,
     wait_until_gone,
 )
-
-from seepient.execution.local import LocalExecutor, run_sandboxed
-from seepient.execution.sandbox.bwrap import BwrapSandbox
-from seepient.protocol import Capability, SandboxUnavailable, ShellCommand, ShellOutcome
 
 
 async def shell(

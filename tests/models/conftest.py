@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from tests.models.sse_server import SSEReplayServer, corpus_index
 
 

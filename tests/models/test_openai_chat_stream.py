@@ -9,14 +9,6 @@ import socket
 from typing import Any
 
 import pytest
-from tests.models.sse_server import (
-    Reply,
-    SSEReplayServer,
-    chat_chunk,
-    corpus_dir,
-    data_event,
-    transcript_events,
-)
 
 from seepient.models.base import ModelError
 from seepient.models.openai_chat import OpenAIChatModel, is_loopback_url
@@ -29,6 +21,14 @@ from seepient.protocol import (
     ToolCall,
     ToolCallChunk,
     ToolSpec,
+)
+from tests.models.sse_server import (
+    Reply,
+    SSEReplayServer,
+    chat_chunk,
+    corpus_dir,
+    data_event,
+    transcript_events,
 )
 
 TEXT = "openai_chat_completions__test_parse_nothing.sse"

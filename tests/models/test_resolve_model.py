@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from tests.models.sse_server import Reply
 
 from seepient.config.settings import ModelSettings, Settings
 from seepient.models.base import ModelError
@@ -14,6 +13,7 @@ from seepient.models.openai_chat import OpenAIChatModel
 from seepient.models.resolve import known_providers, resolve_model
 from seepient.models.scripted import ReplayModel
 from seepient.protocol import Completion, Message, ModelRequest
+from tests.models.sse_server import Reply
 
 TEXT = "openai_chat_completions__test_parse_nothing.sse"
 NO_SETTINGS = ModelSettings()

@@ -1,0 +1,62 @@
+"""Consent modes: the last step of policy, deciding what no rule and no check has decided.
+
+- ``always-ask``: reads inside the workspace proceed; everything else asks.
+- ``ask-untrusted`` (default, alias ``on-request``): reads inside the workspace and shell lines made only
+  of known-safe read-only commands (or commands an allow rule covers) that stay inside the workspace
+  proceed; everything else asks.
+- ``autonomous-trusted`` (alias ``bypass``): whatever would ask proceeds. Deny rules, the path guard,
+  self-protection and the asks that no mode may skip (a line that could not be analysed, a path that
+  cannot be checked before it runs) were already applied before the mode is consulted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from seepient.config.settings import normalise_mode
+from seepient.protocol import Verdict
+
+ALWAYS_ASK = "always-ask"
+ASK_UNTRUSTED = "ask-untrusted"
+AUTONOMOUS_TRUSTED = "autonomous-trusted"
+DEFAULT_MODE = ASK_UNTRUSTED
+
+
+@dataclass
+class ModeSubject:
+    """What the mode needs to know about an action that reached it."""
+
+    kind: Literal["read", "file_change", "shell", "fetch", "other"]
+    inside_workspace: bool
+    known_safe: bool = False
+    concerns: list[str] = field(default_factory=list)
+    description: str = ""
+
+
+def resolve_mode(mode: str) -> str:
+    """The canonical mode name; raises ``SettingsError`` naming the valid modes for anything else."""
+    return normalise_mode(mode)
+
+
+def decide(mode: str, subject: ModeSubject) -> Verdict:
+    rule = f"mode:{mode}"
+    reads_inside = subject.kind == "read" and subject.inside_workspace
+    if mode == AUTONOMOUS_TRUSTED:
+        return Verdict.allow(rule, *subject.concerns, f"{mode} proceeds without asking")
+    if reads_inside:
+        return Verdict.allow(rule, f"{subject.description or 'a read'} inside the workspace")
+    if mode == ASK_UNTRUSTED and subject.kind == "shell" and subject.known_safe and subject.inside_workspace:
+        return Verdict.allow(rule, "every command is a known-safe read-only command inside the workspace")
+    reasons = list(subject.concerns)
+    if subject.kind == "read":
+        reasons.append("it reads outside the workspace")
+    elif subject.kind == "shell" and subject.known_safe and not subject.inside_workspace:
+        reasons.append("it reads outside the workspace")
+    elif subject.kind == "shell" and mode == ASK_UNTRUSTED:
+        reasons.append("not every command is a known-safe read-only command")
+    if mode == ALWAYS_ASK:
+        reasons.append("always-ask asks before anything but a read inside the workspace")
+    elif not reasons:
+        reasons.append(f"{mode} asks before actions that change something")
+    return Verdict.ask(rule, *reasons)

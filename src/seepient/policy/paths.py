@@ -1,0 +1,403 @@
+"""The path guard: resolves every path a tool or shell command names and refuses what policy forbids.
+
+Reads may go anywhere except sensitive locations; writes must stay inside the workspace and away from
+Seepient's own state. Every check runs on the fully resolved path (symlinks anywhere, ``..``, ``~``),
+and sensitive locations are also matched on the path as written, so ``/proc/self/environ`` is caught
+before it resolves to ``/proc/<pid>/environ``. The guard answers at preparation time; the executor
+re-checks where a path could change between the check and the use.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import itertools
+import os
+import posixpath
+import pwd
+import re
+import stat
+import unicodedata
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from seepient.policy.sensitive import (
+    SensitiveLocation,
+    build_locations,
+    component_key,
+    path_keys,
+)
+from seepient.protocol import PathDenied, ResolvedPath
+
+RULE_INVALID = "path_guard:invalid"
+RULE_OUTSIDE = "path_guard:outside_workspace"
+RULE_SENSITIVE = "path_guard:sensitive"
+RULE_SELF = "self_protection"
+
+MAX_PATH_BYTES = 4096  # PATH_MAX on Linux
+MAX_NAME_BYTES = 255  # NAME_MAX on every common file system
+MAX_SYMLINKS = 40  # the kernel's own limit before ELOOP
+MAX_GLOB_MATCHES = 2000
+
+# Shell redirections to these go nowhere on disk; they are checked on the path as written because
+# most of them are symlinks into /proc/self, which the guard refuses for everything else.
+_SHELL_SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_FD_PATH = re.compile(r"/dev/fd/[0-9]+")
+
+
+def is_shell_sink(path: str) -> bool:
+    """``/dev/null``-like names and ``/dev/fd/N`` (exactly: ``/dev/fd/3/x`` is not a descriptor)."""
+    return path in _SHELL_SINKS or _FD_PATH.fullmatch(path) is not None
+
+
+_PROTECTED_NAME = component_key(".seepient")
+
+
+class UnresolvablePath(ValueError):
+    """A path whose symlinks cannot be followed (a loop, or a directory the process may not inspect)."""
+
+
+def real_path(path: str) -> str:
+    """Resolve an absolute path the way the kernel walks it, without requiring the final part to exist.
+
+    Each component is looked at in turn: a symlink is replaced by its target (absolute targets restart
+    at ``/``), ``..`` climbs from the *resolved* prefix, and once a component is missing the rest is
+    joined as written, so a file that does not exist yet resolves through its deepest existing ancestor.
+    """
+    pending = [part for part in reversed(path.split("/"))]
+    resolved = "/"
+    links = 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            resolved = posixpath.dirname(resolved)
+            continue
+        candidate = posixpath.join(resolved, name)
+        try:
+            mode = os.lstat(candidate).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            resolved = candidate
+            continue
+        except PermissionError as exc:
+            raise UnresolvablePath(
+                f"cannot inspect {candidate} to follow symbolic links: permission denied"
+            ) from exc
+        except OSError as exc:
+            raise UnresolvablePath(f"cannot inspect {candidate}: {exc.strerror}") from exc
+        if stat.S_ISLNK(mode):
+            links += 1
+            if links > MAX_SYMLINKS:
+                raise UnresolvablePath(f"more than {MAX_SYMLINKS} symbolic links while resolving {path}")
+            try:
+                target = os.readlink(candidate)
+            except OSError as exc:
+                raise UnresolvablePath(f"cannot read the symbolic link {candidate}: {exc.strerror}") from exc
+            if target.startswith("/"):
+                resolved = "/"
+            pending.extend(reversed(target.split("/")))
+            continue
+        resolved = candidate
+    return resolved
+
+
+def _lexical(path: str) -> str:
+    normal = posixpath.normpath(path)
+    # POSIX lets '//x' mean something implementation-defined and normpath keeps it; Linux treats it as '/x'.
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
+def _validate(path: object) -> str:
+    if not isinstance(path, str):
+        raise PathDenied(str(path), f"a path must be text, not {type(path).__name__}", RULE_INVALID)
+    if path == "" or path.strip() == "":
+        raise PathDenied(
+            path, "empty path: name a file relative to the workspace or give an absolute path", RULE_INVALID
+        )
+    if "\x00" in path:
+        raise PathDenied(path, "the path contains a NUL byte, which no file name can hold", RULE_INVALID)
+    for ch in path:
+        if unicodedata.category(ch) == "Cc":
+            raise PathDenied(
+                path,
+                f"the path contains the control character U+{ord(ch):04X}; such names are refused",
+                RULE_INVALID,
+            )
+    _check_length(path, path)
+    return path
+
+
+def _check_length(requested: str, path: str) -> None:
+    size = len(path.encode("utf-8", "surrogatepass"))
+    if size > MAX_PATH_BYTES:
+        raise PathDenied(
+            requested, f"the path is {size} bytes long; the limit is {MAX_PATH_BYTES}", RULE_INVALID
+        )
+    for part in path.split("/"):
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > MAX_NAME_BYTES:
+            raise PathDenied(
+                requested,
+                f"the path component {part[:32]!r}… is {size} bytes long; the limit is {MAX_NAME_BYTES}",
+                RULE_INVALID,
+            )
+
+
+class PathGuard:
+    """Resolves and checks paths for one workspace (implements ``seepient.protocol.PathAccess``)."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        seepient_home: Path,
+        home: Path | None = None,
+        shell_scratch: Iterable[Path] = (),
+    ) -> None:
+        workspace = Path(workspace).expanduser().absolute()
+        if not workspace.is_dir():
+            raise ValueError(f"workspace {workspace} is not an existing directory")
+        self.workspace = Path(real_path(str(workspace)))
+        self.home = Path(_lexical(str(Path(home).absolute() if home is not None else Path.home())))
+        self.seepient_home = Path(_lexical(str(Path(seepient_home).expanduser().absolute())))
+        self._sensitive, self._protected = build_locations(
+            home=self.home, seepient_home=self.seepient_home, workspace=self.workspace
+        )
+        # Opt-in: where every shell command is known to run in a sandbox with a private /tmp, shell
+        # writes there never reach the host and may be allowed. Off by default (invariant 2 is literal),
+        # and never for the file tools, which commit on the host itself.
+        self._scratch = tuple(real_path(_lexical(str(Path(p).absolute()))) for p in shell_scratch)
+        self._root = str(self.workspace)
+
+    # -- PathAccess -------------------------------------------------------------------------------
+
+    def for_read(self, path: str) -> ResolvedPath:
+        """Resolve ``path`` for reading; raise ``PathDenied`` when it is a sensitive location."""
+        lexical, resolved = self._resolve(_validate(path), base=self._root, shell=False, write=False)
+        self._refuse_sensitive(path, lexical, resolved, write=False)
+        return self._answer(path, resolved)
+
+    def for_write(self, path: str) -> ResolvedPath:
+        """Resolve ``path`` for writing; it must land inside the workspace and away from protected state."""
+        lexical, resolved = self._resolve(_validate(path), base=self._root, shell=False, write=True)
+        self._refuse_for_write(path, lexical, resolved)
+        return self._answer(path, resolved)
+
+    # -- shell operands ---------------------------------------------------------------------------
+
+    def check_shell_path(self, word: str, *, cwd: Path, write: bool) -> ResolvedPath:
+        """Check one static shell operand (quotes already removed) as the shell at ``cwd`` would open it.
+
+        A leading ``~`` is expanded even if it was quoted: that can only make the check stricter.
+        Writes may also go to ``/dev/null``-like sinks and, when the guard was given ``shell_scratch``, there.
+        """
+        _validate(word)
+        base = self._base(cwd)
+        lexical, resolved = self._resolve(word, base=base, shell=True, write=write)
+        if is_shell_sink(lexical):
+            return ResolvedPath(requested=word, absolute=lexical, relative=None)
+        if not write:
+            self._refuse_sensitive(word, lexical, resolved, write=False)
+            return self._answer(word, resolved)
+        if not self.is_inside(resolved) and self._in_scratch(resolved):
+            self._refuse_protected(word, lexical, resolved)
+            self._refuse_sensitive(word, lexical, resolved, write=True)
+            return self._answer(word, resolved)
+        self._refuse_for_write(word, lexical, resolved)
+        return self._answer(word, resolved)
+
+    def check_shell_glob(
+        self, pattern: str, *, cwd: Path, write: bool, dotglob: bool = False
+    ) -> tuple[ResolvedPath, ...]:
+        """Check an unquoted glob operand: against every location it *could* name and every file it names now.
+
+        The pattern is matched component by component against the guarded locations (a leading
+        wildcard skips dot-files unless ``dotglob``, as bash does), then expanded on disk and each
+        match checked like a plain operand; a pattern the guard cannot bound raises ``PathDenied``.
+        """
+        _validate(pattern)
+        base = self._base(cwd)
+        expanded = self._expand_tilde(pattern, shell=True)
+        absolute = expanded if expanded.startswith("/") else f"{base}/{expanded}"
+        parts = [p for p in absolute.split("/") if p not in ("", ".")]
+        first_glob = next((i for i, p in enumerate(parts) if _has_glob(p)), len(parts))
+        if any(p == ".." for p in parts[first_glob:]):
+            raise PathDenied(
+                pattern, "a '..' after a wildcard cannot be bounded before the command runs", RULE_INVALID
+            )
+        prefix = real_path("/" + "/".join(parts[:first_glob]))
+        rest = parts[first_glob:]
+        self._refuse_pattern(pattern, prefix, rest, write=write, dotglob=dotglob)
+        # iglob stops as soon as the limit is passed instead of listing a whole tree first.
+        found = (
+            _glob.iglob(_glob.escape(prefix) + "/" + "/".join(rest), include_hidden=dotglob)
+            if rest
+            else [prefix]
+        )
+        matches = list(itertools.islice(found, MAX_GLOB_MATCHES + 1))
+        if len(matches) > MAX_GLOB_MATCHES:
+            raise PathDenied(pattern, f"the pattern names more than {MAX_GLOB_MATCHES} files", RULE_INVALID)
+        checked = [self.check_shell_path(m, cwd=Path(base), write=write) for m in sorted(matches)]
+        if not checked:
+            # Nothing matches yet: bash passes the pattern through literally, so check that name.
+            checked.append(self.check_shell_path(prefix + "/" + "/".join(rest), cwd=Path(base), write=write))
+        return tuple(checked)
+
+    # -- questions the engine asks ----------------------------------------------------------------
+
+    def is_inside(self, absolute: str) -> bool:
+        return absolute == self._root or absolute.startswith(self._root.rstrip("/") + "/")
+
+    def sensitive_below(self, absolute: str) -> str | None:
+        """The reason, when a recursive read of ``absolute`` would reach a sensitive location below it."""
+        found = self._sensitive.first_below([absolute], write=False)
+        return None if found is None else f"{absolute} contains {found.reason}"
+
+    def protected_below(self, absolute: str) -> str | None:
+        """The reason, when a recursive change under ``absolute`` would reach protected state."""
+        if self._protected.first_match([absolute], write=True) is not None:
+            return None
+        found = self._protected.first_below([absolute], write=True)
+        return None if found is None else f"{absolute} contains {found.reason}"
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _base(self, cwd: Path) -> str:
+        cwd_text = str(cwd)
+        if not cwd_text.startswith("/"):
+            cwd_text = f"{self._root}/{cwd_text}"
+        return real_path(_lexical(cwd_text))
+
+    def _expand_tilde(self, path: str, *, shell: bool) -> str:
+        if not path.startswith("~"):
+            return path
+        name, sep, rest = path[1:].partition("/")
+        if name == "":
+            return str(self.home) + (f"/{rest}" if sep else "")
+        try:
+            user_home = pwd.getpwnam(name).pw_dir
+        except KeyError:
+            if shell:
+                return path  # bash leaves ~unknown-user as a literal word
+            raise PathDenied(
+                path, f"~{name} is not a known user; give the path without '~{name}'", RULE_INVALID
+            ) from None
+        return user_home + (f"/{rest}" if sep else "")
+
+    def _resolve(self, path: str, *, base: str, shell: bool, write: bool) -> tuple[str, str]:
+        expanded = self._expand_tilde(path, shell=shell)
+        absolute = expanded if expanded.startswith("/") else f"{base}/{expanded}"
+        _check_length(path, absolute)
+        try:
+            resolved = real_path(absolute)
+        except UnresolvablePath as exc:
+            # Still say *why* when the path as written is already a guarded location.
+            self._refuse_sensitive(path, _lexical(absolute), _lexical(absolute), write=write)
+            raise PathDenied(path, str(exc), RULE_INVALID) from exc
+        _check_length(path, resolved)
+        return _lexical(absolute), resolved
+
+    def _answer(self, requested: str, resolved: str) -> ResolvedPath:
+        relative = None
+        if self.is_inside(resolved):
+            relative = "." if resolved == self._root else resolved[len(self._root.rstrip("/")) + 1 :]
+        return ResolvedPath(requested=requested, absolute=resolved, relative=relative)
+
+    def _in_scratch(self, resolved: str) -> bool:
+        def under(path: str, root: str) -> bool:
+            return path == root or path.startswith(root.rstrip("/") + "/")
+
+        # The sandbox's /tmp is a fresh tmpfs with the workspace bound into it, so scratch is whatever
+        # is neither the workspace, a home, Seepient's home nor a directory that contains one of them.
+        personal = (self._root, str(self.home), real_path(str(self.home)), str(self.seepient_home))
+        if any(under(resolved, p) or under(p, resolved) for p in personal):
+            return False
+        return any(under(resolved, s) for s in self._scratch)
+
+    def _refuse_sensitive(self, requested: str, lexical: str, resolved: str, *, write: bool) -> None:
+        found = self._sensitive.first_match((lexical, resolved), write=write)
+        if found is not None:
+            verb = "writing" if write else "reading"
+            raise PathDenied(
+                requested,
+                f"{verb} {resolved} is refused: {_where(found)} holds {found.reason}",
+                RULE_SENSITIVE,
+            )
+
+    def _refuse_protected(self, requested: str, lexical: str, resolved: str) -> None:
+        found = self._protected.first_match((lexical, resolved), write=True)
+        nested = self.is_inside(resolved) and _PROTECTED_NAME in path_keys(resolved[len(self._root) :])
+        if found is not None or nested:
+            reason = found.reason if found is not None else "a project's Seepient settings, grants and hooks"
+            raise PathDenied(
+                requested,
+                f"{resolved} belongs to {reason}; the model cannot change Seepient's own security state",
+                RULE_SELF,
+            )
+
+    def _refuse_for_write(self, requested: str, lexical: str, resolved: str) -> None:
+        self._refuse_protected(requested, lexical, resolved)
+        self._refuse_sensitive(requested, lexical, resolved, write=True)
+        if not self.is_inside(resolved):
+            shown = "" if resolved == lexical else f" (it resolves to {resolved})"
+            raise PathDenied(
+                requested,
+                f"writes must stay inside the workspace {self._root}; {lexical} is outside it{shown}",
+                RULE_OUTSIDE,
+            )
+
+    def _refuse_pattern(
+        self, requested: str, prefix: str, rest: list[str], *, write: bool, dotglob: bool
+    ) -> None:
+        keys = path_keys(prefix)
+        pattern_keys = [component_key(p) for p in rest]
+
+        def could_name(location: SensitiveLocation) -> bool:
+            if location.writes_only and not write:
+                return False
+            parts = location.parts
+            if len(parts) <= len(keys):
+                return location.matches(keys)
+            if not all(fnmatchcase(k, p) for k, p in zip(keys, parts, strict=False)):
+                return False
+            tail = parts[len(keys) :]
+            if len(pattern_keys) < len(tail):
+                return False  # the pattern stops above the location; only a recursive tool reaches it
+            return all(_glob_component(p, t, dotglob) for p, t in zip(pattern_keys, tail, strict=False))
+
+        candidates = [(loc, RULE_SELF) for loc in self._protected.locations] if write else []
+        candidates += [(loc, RULE_SENSITIVE) for loc in self._sensitive.locations]
+        for location, rule in candidates:
+            if could_name(location):
+                raise PathDenied(
+                    requested,
+                    f"the pattern could name {_where(location)}, which holds {location.reason}",
+                    rule,
+                )
+        if write and self.is_inside(prefix):
+            relative_keys = path_keys(prefix[len(self._root) :]) + tuple(pattern_keys)
+            if any(_glob_component(p, _PROTECTED_NAME, dotglob) for p in relative_keys):
+                raise PathDenied(
+                    requested,
+                    "the pattern could name a project's .seepient directory; "
+                    "the model cannot change Seepient's own security state",
+                    RULE_SELF,
+                )
+
+
+def _where(location: SensitiveLocation) -> str:
+    return location.shown or "/" + "/".join(location.parts)
+
+
+def _has_glob(part: str) -> bool:
+    return any(ch in part for ch in "*?[")
+
+
+def _glob_component(pattern: str, name: str, dotglob: bool) -> bool:
+    """Whether a bash glob component can match ``name`` (both keys); a dot-file needs a literal dot unless dotglob."""
+    if name.startswith(".") and not pattern.startswith(".") and not dotglob:
+        return False
+    # A guarded location may itself be a wildcard (/proc/*/environ); a pattern component matches it
+    # when either side could stand for the other.
+    return fnmatchcase(name, pattern) or fnmatchcase(pattern, name)
