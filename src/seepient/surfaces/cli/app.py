@@ -232,5 +232,10 @@ def audit_verify(
     raise typer.Exit(exit_codes.OK if report.ok else exit_codes.FAILED)
 
 
+def _register_commands() -> None:
+    """Commands that live in their own modules register here, one line each (``register(app)``)."""
+
+
 def run_app() -> None:
+    _register_commands()
     app()
