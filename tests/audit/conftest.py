@@ -90,16 +90,56 @@ class LogFile:
     def rehash(entry: dict[str, Any]) -> str:
         return attacker_hash(entry)
 
+    def anchor_slots(self) -> list[dict[str, Any] | None]:
+        """Both anchor slots as an independent reader sees them (None where the check fails)."""
+        return read_anchor_slots(self.anchor.read_bytes())
+
     def anchor_json(self) -> dict[str, Any]:
-        return json.loads(self.anchor.read_bytes())
+        """The anchor a reader trusts: the checked slot with the higher seq, without its check."""
+        valid = [slot for slot in self.anchor_slots() if slot is not None]
+        assert valid, "no anchor slot passes its check"
+        return max(valid, key=lambda slot: slot["seq"])
 
     def write_anchor(self, anchor: dict[str, Any]) -> None:
-        self.anchor.write_text(json.dumps(anchor))
+        """Rewrite the anchor as a careful attacker would: both slots, with checks that match."""
+        self.write_anchor_slots(anchor, anchor)
+
+    def write_anchor_slots(self, first: dict[str, Any], second: dict[str, Any]) -> None:
+        self.anchor.write_bytes(anchor_slot_bytes(first) + anchor_slot_bytes(second))
 
 
 def attacker_hash(entry: dict[str, Any]) -> str:
     """The entry hash computed from the published rule, independently of Seepient's code."""
     return hashlib.sha256(rfc8785.dumps({k: v for k, v in entry.items() if k != "hash"})).hexdigest()
+
+
+ANCHOR_SLOT_SIZE = 512
+ANCHOR_MEMBERS = ("format", "genesis", "first_hash", "seq", "hash")
+
+
+def anchor_slot_bytes(anchor: dict[str, Any]) -> bytes:
+    """One anchor slot from the published format: the members, a SHA-256 check over their RFC 8785 form,
+    padded with spaces to 511 bytes and a newline."""
+    members = {"format": "seepient-audit-anchor/2", **{k: v for k, v in anchor.items() if k != "check"}}
+    members = {key: members[key] for key in ANCHOR_MEMBERS}
+    check = hashlib.sha256(rfc8785.dumps(members)).hexdigest()
+    text = json.dumps({**members, "check": check}, separators=(",", ":")).encode()
+    assert len(text) < ANCHOR_SLOT_SIZE
+    return text.ljust(ANCHOR_SLOT_SIZE - 1) + b"\n"
+
+
+def read_anchor_slots(raw: bytes) -> list[dict[str, Any] | None]:
+    assert len(raw) == 2 * ANCHOR_SLOT_SIZE, f"an anchor file is two 512-byte slots, not {len(raw)} bytes"
+    slots: list[dict[str, Any] | None] = []
+    for index in range(2):
+        try:
+            slot = json.loads(raw[index * ANCHOR_SLOT_SIZE : (index + 1) * ANCHOR_SLOT_SIZE])
+            members = {k: v for k, v in slot.items() if k != "check"}
+            whole = hashlib.sha256(rfc8785.dumps(members)).hexdigest() == slot["check"]
+        except (ValueError, KeyError, AttributeError):
+            whole = False
+        slots.append(members if whole else None)
+    return slots
 
 
 @pytest.fixture
@@ -116,6 +156,11 @@ def filled_log(log_path: Path) -> Callable[[int], LogFile]:
         return LogFile(log_path)
 
     return _fill
+
+
+@pytest.fixture
+def log_file() -> Callable[[Path], LogFile]:
+    return LogFile
 
 
 @pytest.fixture

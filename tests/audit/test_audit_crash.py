@@ -61,7 +61,7 @@ def _append_and_die_at(path: Path, stage: str, make_record, index: int) -> None:
     import seepient.audit.log as log_module
 
     real_write = log_module._write_all
-    real_replace_anchor = log_module._replace_anchor
+    real_write_slot = log_module._write_anchor_slot
 
     def _write(fd: int, data: bytes) -> None:
         if _is_anchor(data):
@@ -79,18 +79,23 @@ def _append_and_die_at(path: Path, stage: str, make_record, index: int) -> None:
         if stage == "after-write":
             _die()
 
-    def _replace_anchor(path_: Path, anchor) -> None:
-        if stage == "before-anchor" and anchor.seq > 0:
+    def _write_slot(fd: int, slot: int, data: bytes) -> None:
+        if stage == "before-anchor":
             _die()
-        real_replace_anchor(path_, anchor)
+        if stage == "torn-anchor-slot":
+            # A SIGKILL cannot split one small pwrite, but a power loss can leave a sector half old, half
+            # new: write half the slot, as the disk would have, then stop.
+            os.pwrite(fd, data[: len(data) // 2], slot * len(data))
+            _die()
+        real_write_slot(fd, slot, data)
 
     def _replace(src, dst) -> None:
-        if stage == "anchor-rename" and str(dst).endswith(".anchor"):
+        if stage == "anchor-create-rename" and str(dst).endswith(".anchor"):
             _die()
         os.rename(src, dst)
 
     log_module._write_all = _write
-    log_module._replace_anchor = _replace_anchor
+    log_module._write_anchor_slot = _write_slot
     log_module.os.replace = _replace
     AuditLog(path).append(make_record(index))
     os._exit(3)  # the stage was never reached: the test fails on the exit code
@@ -110,7 +115,7 @@ def _kill_during_append(path: Path, stage: str, make_record, index: int) -> None
         ("all-but-newline", False, 3),
         ("after-write", True, 4),
         ("before-anchor", True, 4),
-        ("anchor-rename", True, 4),
+        ("torn-anchor-slot", True, 4),
     ],
 )
 def test_a_writer_killed_at_any_step_leaves_a_log_that_verifies_or_says_why_and_accepts_appends(
@@ -126,11 +131,16 @@ def test_a_writer_killed_at_any_step_leaves_a_log_that_verifies_or_says_why_and_
         assert report.first_bad_seq == 4 and "incomplete line" in (report.problem or "")
     else:
         assert any("after the head anchor" in note for note in report.warnings)
+    damaged = [note for note in report.warnings if "slot of the head anchor" in note]
+    assert len(damaged) == (1 if stage == "torn-anchor-slot" else 0), report.warnings
+    if stage == "torn-anchor-slot":
+        assert log.anchor_slots().count(None) == 1 and log.anchor_json()["seq"] == 3
 
     entry = AuditLog(log.path).append(record_factory(5))
     assert entry.seq == 5
     report = verify_log(log.path)
     assert report.ok and report.records == 5, report.problem
+    assert None not in log.anchor_slots() and log.anchor_json()["seq"] == 5
     assert not [p for p in log.path.parent.iterdir() if p.name.endswith(".tmp")]
     sealed = [note for note in report.warnings if "seals" in note]
     if stage == "mid-write":
@@ -138,6 +148,18 @@ def test_a_writer_killed_at_any_step_leaves_a_log_that_verifies_or_says_why_and_
     else:
         # A line cut just before its newline is a whole record: the next append ends it and keeps it.
         assert sealed == []
+
+
+def test_the_first_append_killed_while_creating_the_anchor_leaves_a_fresh_start(log_path, record_factory):
+    _kill_during_append(log_path, "anchor-create-rename", record_factory, 1)
+    assert log_path.read_bytes() == b"" and not log_path.with_name("audit.log.anchor").exists()
+    assert [p.name for p in log_path.parent.iterdir() if p.name.endswith(".tmp")]  # the temp anchor it left
+    assert verify_log(log_path).ok
+
+    assert AuditLog(log_path).append(record_factory(1)).seq == 1
+    report = verify_log(log_path)
+    assert report.ok and report.records == 1
+    assert not [p for p in log_path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
 @pytest.mark.parametrize(

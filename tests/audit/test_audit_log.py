@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import gc
 import json
+import multiprocessing
 import os
 import stat
+import subprocess
 import threading
 
 import pytest
@@ -70,19 +74,19 @@ def test_a_symlink_at_the_log_path_is_refused(tmp_path, record_factory):
     assert elsewhere.read_bytes() == b""
 
 
-def test_anchor_exists_before_the_first_record(log_path, record_factory, monkeypatch):
+def test_anchor_exists_before_the_first_record(filled_log, log_path, record_factory, monkeypatch):
     # Stop the very first append right after the anchor was created: the log must then be empty, never a
     # record without an anchor (which append and verify both treat as a removed anchor).
     import seepient.audit.log as log_module
 
-    def _refuse(entry):
+    def _refuse(*_):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(log_module, "encode_line", _refuse)
+    monkeypatch.setattr(log_module, "encode_entry", _refuse)
     with pytest.raises(OSError, match="No space"):
         AuditLog(log_path).append(record_factory(1))
     assert log_path.read_bytes() == b""
-    assert json.loads(log_path.with_name("audit.log.anchor").read_bytes())["seq"] == 0
+    assert filled_log(0).anchor_json()["seq"] == 0
     monkeypatch.undo()
     assert verify_log(log_path).ok
     assert AuditLog(log_path).append(record_factory(1)).seq == 1
@@ -124,33 +128,97 @@ def test_append_finds_the_head_behind_a_large_torn_tail(filled_log, record_facto
     assert report.ok and report.records == 4
 
 
+@pytest.mark.parametrize("writer", ["fresh", "long-lived"])
 @pytest.mark.parametrize(
     "damage",
-    ["delete anchor", "corrupt anchor", "truncate log", "delete log", "replace last record"],
+    [
+        "delete anchor",
+        "corrupt anchor",
+        "garble anchor in place",
+        "anchor names a later record",
+        "truncate log",
+        "delete log",
+        "replace last record",
+        "edit last record in place",
+        "replace log with a copy",
+    ],
 )
 def test_append_refuses_to_chain_onto_a_log_that_disagrees_with_its_anchor(
-    filled_log, record_factory, damage
+    filled_log, log_path, record_factory, damage, writer
 ):
-    log = filled_log(3)
+    # "long-lived" is the object that wrote the log and remembers its head: it must notice every change
+    # a fresh object notices, including same-size edits made right after its own append.
+    long_lived = AuditLog(log_path)
+    for index in range(1, 4):
+        long_lived.append(record_factory(index))
+    log = filled_log(0)
     before_anchor = log.anchor.read_bytes()
     if damage == "delete anchor":
         log.anchor.unlink()
     elif damage == "corrupt anchor":
         log.anchor.write_bytes(b'{"format": "seepient-audit-anchor/1", "seq": "three"}')
+    elif damage == "garble anchor in place":
+        with log.anchor.open("r+b") as stream:
+            stream.write(bytes(byte ^ 0x20 for byte in before_anchor))
+    elif damage == "anchor names a later record":
+        log.write_anchor({**log.anchor_json(), "seq": 9, "hash": "e" * 64})
     elif damage == "truncate log":
         log.write_lines(log.lines()[:2])
     elif damage == "delete log":
         log.path.unlink()
-    else:
+    elif damage == "replace last record":
         entry = log.entry(3)
         log.set_entry(3, {**entry, "outcome": {**entry["outcome"], "status": "error"}}, rehash=True)
+    elif damage == "edit last record in place":
+        entry = log.entry(3)
+        forged = {**entry, "outcome": {**entry["outcome"], "status": "no"}}  # "ok" -> "no": same size
+        forged["hash"] = log.rehash(forged)
+        with log.path.open("r+b") as stream:
+            stream.seek(sum(len(line) for line in log.lines()[:2]))
+            stream.write(json.dumps(forged, separators=(",", ":"), ensure_ascii=False).encode())
+        assert log.entry(3) == forged
+    else:
+        copy = log.path.with_name("copy.log")
+        copy.write_bytes(log.path.read_bytes())
+        os.replace(copy, log.path)
     size_before = log.path.stat().st_size if log.path.exists() else None
+    anchor_before = log.anchor.read_bytes() if log.anchor.exists() else None
 
+    appender = long_lived if writer == "long-lived" else AuditLog(log.path)
+    if damage == "replace log with a copy":
+        # Same bytes in a new file: nothing to refuse, but the writer must follow the path to the new file.
+        assert appender.append(record_factory(4)).seq == 4
+        assert verify_log(log.path).records == 4
+        return
     with pytest.raises(AuditLogCorrupted, match="audit verify"):
-        AuditLog(log.path).append(record_factory(4))
+        appender.append(record_factory(4))
     assert (log.path.stat().st_size if log.path.exists() else None) == size_before
-    if damage in ("truncate log", "delete log", "replace last record"):
-        assert log.anchor.read_bytes() == before_anchor
+    assert (log.anchor.read_bytes() if log.anchor.exists() else None) == anchor_before
+
+
+def test_a_long_lived_log_chains_after_records_another_writer_added(log_path, record_factory):
+    first, second = AuditLog(log_path), AuditLog(log_path)
+    first.append(record_factory(1))
+    second.append(record_factory(2))
+    second.append(record_factory(3))
+    entry = first.append(record_factory(4))
+    assert (entry.seq, entry.prev) == (4, json.loads(log_path.read_bytes().splitlines()[2])["hash"])
+    report = verify_log(log_path)
+    assert report.ok and report.records == 4 and report.warnings == ()
+
+
+def test_a_long_lived_log_follows_a_log_moved_aside(log_path, record_factory):
+    # The documented recovery: move the log and its anchor aside. A running writer must start the new log,
+    # not keep appending to the files it still holds open.
+    log = AuditLog(log_path)
+    for index in range(1, 3):
+        log.append(record_factory(index))
+    aside = log_path.with_name("evidence.log")
+    os.rename(log_path, aside)
+    os.rename(log_path.with_name("audit.log.anchor"), aside.with_name("evidence.log.anchor"))
+    assert log.append(record_factory(3)).seq == 1
+    assert verify_log(log_path).records == 1
+    assert verify_log(aside).records == 2
 
 
 def test_threads_sharing_one_log_object_do_not_interleave(log_path, record_factory):
@@ -201,3 +269,173 @@ def test_lock_timeout_gives_a_clear_error(log_path, record_factory):
         worker.join()
     assert len(errors) == 1 and "could not lock" in str(errors[0])
     assert verify_log(log_path).records == 1
+
+
+def test_separate_log_objects_in_threads_form_one_chain(log_path, record_factory):
+    # Each object holds its own lock descriptor; flock must exclude them from one another, not only
+    # other processes.
+    barrier = threading.Barrier(4)
+
+    def _writer(base: int) -> None:
+        log = AuditLog(log_path)
+        barrier.wait()
+        for index in range(base, base + 15):
+            log.append(record_factory(index))
+
+    threads = [threading.Thread(target=_writer, args=(n * 100,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    report = verify_log(log_path)
+    assert report.ok and report.records == 60, report.problem
+    assert [json.loads(line)["seq"] for line in log_path.read_bytes().splitlines()] == list(range(1, 61))
+
+
+_FORK = multiprocessing.get_context("fork")
+
+
+def _hold_the_lock(lock_path, held, release) -> None:
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    held.set()
+    release.wait(30)
+
+
+def test_the_lock_excludes_another_process(log_path, record_factory):
+    log = AuditLog(log_path, lock_timeout=0.3)
+    log.append(record_factory(1))  # the object now keeps its lock file open between appends
+    held, release = _FORK.Event(), _FORK.Event()
+    holder = _FORK.Process(target=_hold_the_lock, args=(log_path.with_name("audit.log.lock"), held, release))
+    holder.start()
+    try:
+        assert held.wait(30)
+        with pytest.raises(AuditLogError, match="could not lock"):
+            log.append(record_factory(2))
+    finally:
+        release.set()
+        holder.join(timeout=30)
+    assert log.append(record_factory(2)).seq == 2
+    assert verify_log(log_path).records == 2
+
+
+def _append_through_an_inherited_object(log, count, barrier, make_record, worker) -> None:
+    barrier.wait()
+    for index in range(count):
+        log.append(make_record(index, session=f"child_{worker}"))
+
+
+def test_a_log_object_inherited_through_fork_still_excludes_its_parent(log_path, record_factory):
+    # A forked child shares the parent's open file descriptions, and with them its flock: the child must
+    # open its own, or parent and child would both be "holding" the lock at once.
+    log = AuditLog(log_path)
+    log.append(record_factory(0))
+    barrier = _FORK.Barrier(3)
+    children = [
+        _FORK.Process(target=_append_through_an_inherited_object, args=(log, 30, barrier, record_factory, n))
+        for n in range(2)
+    ]
+    for child in children:
+        child.start()
+    barrier.wait()
+    for index in range(30):
+        log.append(record_factory(index, session="parent"))
+    for child in children:
+        child.join(timeout=120)
+        assert child.exitcode == 0
+    report = verify_log(log_path)
+    assert report.ok and report.records == 91, report.problem
+
+
+def test_a_removed_lock_file_is_followed_not_locked_as_an_orphan(log_path, record_factory):
+    from filelock import FileLock
+
+    log = AuditLog(log_path, lock_timeout=0.3)
+    log.append(record_factory(1))
+    lock_path = log_path.with_name("audit.log.lock")
+    lock_path.unlink()
+    # Another program now locks a new file at the lock path; locking the removed file would exclude nobody.
+    with FileLock(lock_path), pytest.raises(AuditLogError, match="could not lock"):
+        log.append(record_factory(2))
+    assert log.append(record_factory(2)).seq == 2
+    assert lock_path.exists()
+
+
+def test_close_releases_the_open_files_and_a_later_append_reopens_them(log_path, record_factory):
+    def _open_descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    gc.collect()  # objects left by earlier tests close their files when collected
+    before = _open_descriptors()
+    log = AuditLog(log_path)
+    log.append(record_factory(1))
+    assert _open_descriptors() == before + 3  # the log, its anchor and its lock file
+    log.close()
+    assert _open_descriptors() == before
+    with log:
+        assert log.append(record_factory(2)).seq == 2
+    assert _open_descriptors() == before
+    log.append(record_factory(3))
+    del log
+    gc.collect()
+    assert _open_descriptors() == before
+    assert verify_log(log_path).records == 3
+
+
+def test_a_symlink_at_the_anchor_path_is_refused(filled_log, tmp_path, record_factory):
+    log = filled_log(2)
+    elsewhere = tmp_path / "elsewhere.anchor"
+    elsewhere.write_bytes(log.anchor.read_bytes())
+    log.anchor.unlink()
+    log.anchor.symlink_to(elsewhere)
+    before = elsewhere.read_bytes()
+    with pytest.raises(AuditLogCorrupted, match="anchor"):
+        AuditLog(log.path).append(record_factory(3))
+    assert elsewhere.read_bytes() == before
+    report = verify_log(log.path)
+    assert not report.ok and "anchor is damaged" in (report.problem or "")
+
+
+def test_an_anchor_in_the_earlier_single_document_format_is_read_then_converted(filled_log, record_factory):
+    log = filled_log(3)
+    current = log.anchor_json()
+    legacy = {
+        "format": "seepient-audit-anchor/1",
+        **{k: current[k] for k in ("genesis", "first_hash", "seq", "hash")},
+    }
+    log.anchor.write_text(json.dumps(legacy))
+    report = verify_log(log.path)
+    assert report.ok and report.records == 3 and report.warnings == ()
+
+    assert AuditLog(log.path).append(record_factory(4)).seq == 4
+    assert len(log.anchor.read_bytes()) == 1024 and log.anchor_json()["seq"] == 4
+    report = verify_log(log.path)
+    assert report.ok and report.records == 4 and report.warnings == ()
+
+
+def test_a_cut_tail_is_still_caught_under_an_anchor_in_the_earlier_format(filled_log, record_factory):
+    log = filled_log(3)
+    current = log.anchor_json()
+    legacy = {
+        "format": "seepient-audit-anchor/1",
+        **{k: current[k] for k in ("genesis", "first_hash", "seq", "hash")},
+    }
+    log.anchor.write_text(json.dumps(legacy))
+    log.write_lines(log.lines()[:2])
+    report = verify_log(log.path)
+    assert not report.ok and report.first_bad_seq == 3 and "truncated" in (report.problem or "")
+    with pytest.raises(AuditLogCorrupted):
+        AuditLog(log.path).append(record_factory(4))
+
+
+def test_a_spawned_command_inherits_no_descriptor_of_the_audit_files(log_path, record_factory):
+    # The object keeps the log, anchor and lock open; a model-authored command started from this process
+    # must not get a descriptor through which it could write the log, even from a spawn that keeps
+    # descriptors open.
+    log = AuditLog(log_path)
+    log.append(record_factory(1))
+    listing = subprocess.run(
+        ["ls", "-l", "/proc/self/fd/"], close_fds=False, capture_output=True, text=True, check=True
+    ).stdout
+    assert str(log_path.parent) not in listing
+    assert log._files.log is not None  # the descriptors really were open during the spawn

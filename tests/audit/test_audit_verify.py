@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 
 import pytest
-from hypothesis import given, settings
+import rfc8785
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from seepient.audit import AuditLog, format_report, verify_log
-from seepient.audit._chain import GENESIS_HASH, ChainedEntry, LineHasher, encode_line
-from seepient.protocol import canonical_json
+from seepient.audit import AuditLog, AuditLogCorrupted, format_report, verify_log
+from seepient.audit._chain import (
+    GENESIS_HASH,
+    ChainedEntry,
+    canonical_bytes,
+    decode_line,
+    encode_line,
+    parse_json,
+)
 
 COUNT = 8
 
@@ -306,7 +314,7 @@ def test_format_report_names_the_failure(filled_log):
     assert "FAILED verification at seq 3" in text and "2 records before that point verify" in text
 
 
-def test_a_large_log_streams_through_with_the_right_count(tmp_path, record_factory):
+def test_a_large_log_streams_through_with_the_right_count(tmp_path, record_factory, log_file):
     path = tmp_path / "audit.log"
     template = record_factory(1).to_json()
     prev, first = GENESIS_HASH, None
@@ -316,12 +324,30 @@ def test_a_large_log_streams_through_with_the_right_count(tmp_path, record_facto
             line, prev = encode_line({"seq": seq, "prev": prev, **template})
             first = first or prev
             stream.write(line)
-    anchor = {"format": "seepient-audit-anchor/1", "genesis": GENESIS_HASH, "first_hash": first, "seq": count}
-    path.with_name("audit.log.anchor").write_text(json.dumps({**anchor, "hash": prev}))
+    log_file(path).write_anchor({"genesis": GENESIS_HASH, "first_hash": first, "seq": count, "hash": prev})
     report = verify_log(path)
     assert report.ok and report.records == count and report.head_hash == prev
 
 
+# Strings and keys that sit on the edges of RFC 8785's rules: DEL and U+2028 (raw in RFC 8785, escaped by
+# some encoders), control characters (short and \\u00hh escapes), and keys that sort differently by code
+# point than by UTF-16 code unit (U+E000 and up against a character beyond U+FFFF).
+_edge_text = st.sampled_from(
+    [
+        "\x7f",
+        "a\x7fb",
+        "\u2028",
+        "\u2029",
+        "\x00",
+        "\x1f",
+        "\x08\x0c\n\r\t",
+        '"\\/',
+        "\ufeff",
+        "é",
+        "\ue000",
+        "\U0001f600",
+    ]
+)
 _json_scalars = (
     st.none()
     | st.booleans()
@@ -329,31 +355,174 @@ _json_scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text()
     | st.text(alphabet=st.characters(max_codepoint=0x7F))
+    | _edge_text
 )
+_keys = st.text(max_size=8) | _edge_text | st.sampled_from(["\ue000a", "\U0001f600a", "\uffff", "\U00010000"])
 _json_values = st.recursive(
     _json_scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
     max_leaves=12,
 )
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.dictionaries(st.text(max_size=8), _json_values, max_size=6))
-def test_the_verifiers_fast_hash_path_always_equals_rfc8785(fields):
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(_keys, _json_values, max_size=6))
+@example({"note": "a\x7fb"})
+@example({"\ue000": 1, "\U0001f600": 2, "a": {"\uffff": [], "\U00010000": None}})
+@example({"line_separator": "\u2028", "controls": "\x00\x1f\x7f", "float": 1.0, "tiny": 2.5e-07})
+@example({"lone": "\udcff"})
+def test_what_append_hashes_is_rfc8785_and_the_verifier_agrees(fields):
     fields = {k: v for k, v in fields.items() if k not in ("seq", "prev", "hash")}
-    try:
-        canonical_json(fields)
-    except ValueError:
-        return  # lone surrogates: the writer refuses these, so no line can hold them
     entry = {"seq": 1, "prev": GENESIS_HASH, **fields}
+    try:
+        expected = rfc8785.dumps(entry)
+    except ValueError:
+        # Lone surrogates: RFC 8785 has no bytes for them, so the writer must refuse them too.
+        with pytest.raises(ValueError):
+            encode_line(entry)
+        return
     line, digest = encode_line(entry)
-    hasher = LineHasher()
+    # The hash append writes is the SHA-256 of RFC 8785 itself, computed here by the reference library...
+    assert digest == hashlib.sha256(expected).hexdigest()
+    # ...on a line that is exactly the compact JSON of the entry with its hash last,
+    assert (
+        line
+        == json.dumps({**entry, "hash": digest}, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    )
+    # ...whose fast canonical form, wherever it is taken, is byte for byte RFC 8785,
     body = line[:-1]
-    parsed = hasher.parse(body.decode(), body)
-    without_hash = {k: v for k, v in parsed.items() if k != "hash"}
-    assert hasher.canonical(without_hash) == canonical_json(without_hash)
-    assert isinstance(hasher.decode(body, 1), ChainedEntry)
-    assert parsed["hash"] == digest
+    value, exact = parse_json(body.decode(), body)
+    without_hash = {k: v for k, v in value.items() if k != "hash"}
+    assert canonical_bytes(without_hash, exact) == expected
+    if not exact:
+        assert canonical_bytes(without_hash, False) == rfc8785.dumps(without_hash)
+    # ...and which the verifier accepts as written.
+    decoded = decode_line(body, 1)
+    assert isinstance(decoded, ChainedEntry) and decoded.hash == digest and not decoded.reformatted
+    # Reformatted by another tool (every non-ASCII character escaped, surrogate pairs included; other
+    # separators), the line still hashes the same, and is reported as reformatted when its bytes differ.
+    escaped = json.dumps(json.loads(body), ensure_ascii=True, separators=(", ", ": ")).encode()
+    decoded = decode_line(escaped, 1)
+    assert isinstance(decoded, ChainedEntry) and decoded.hash == digest
+    assert decoded.reformatted == (escaped != body)
+
+
+def _containing_itself() -> dict:
+    loop: dict = {}
+    loop["self"] = loop
+    return loop
+
+
+@pytest.mark.parametrize(
+    "value", [2**53, -(2**53), 2**60, float("nan"), float("inf"), "\udcff", {1: "number key"}, {"x": {1, 2}}]
+)
+def test_values_rfc8785_cannot_express_are_refused_before_anything_is_written(log_path, value):
+    log = AuditLog(log_path)
+    with pytest.raises((ValueError, TypeError)):
+        log.append({"type": "note", "value": value})
+    assert not log_path.exists() or log_path.read_bytes() == b""
+
+
+def test_a_record_that_contains_itself_is_refused_clearly(log_path):
+    with pytest.raises(ValueError, match="contains itself"):
+        AuditLog(log_path).append({"type": "note", "value": _containing_itself()})
+    assert not log_path.exists()
+
+
+def test_records_on_the_edges_of_rfc8785_verify(log_path):
+    # Each of these once could, or might, make a fast path disagree with RFC 8785: DEL was escaped by the
+    # verifier's fast path, so a record holding it failed verification as "edited".
+    log = AuditLog(log_path)
+    records = [
+        {"type": "note", "command": "printf 'a\x7fb'"},
+        {"type": "note", "text": "\u2028\u2029\ufeff", "controls": "\x00\x07\x1b"},
+        {"type": "note", "\ue000": "private use", "\U0001f600": "beyond the BMP"},
+        {"type": "note", "ratio": 0.1, "big": 1e21, "small": -5e-324},
+        {"type": "note", "pair": ("a", 1)},  # a tuple is stored as an array and hashed as one
+    ]
+    for record in records:
+        log.append(record)
+    report = verify_log(log_path)
+    assert report.ok and report.records == len(records) and report.warnings == (), report.problem
+    stored = [json.loads(line) for line in log_path.read_bytes().splitlines()]
+    for entry in stored:
+        assert (
+            entry["hash"]
+            == hashlib.sha256(rfc8785.dumps({k: v for k, v in entry.items() if k != "hash"})).hexdigest()
+        )
+    assert stored[-1]["pair"] == ["a", 1]
+
+
+def _garble(slot: bytes) -> bytes:
+    return slot[:100] + bytes(byte ^ 0x20 for byte in slot[100:200]) + slot[200:]
+
+
+def test_one_damaged_anchor_slot_falls_back_to_the_other_with_a_warning(filled_log, record_factory):
+    log = filled_log(COUNT)
+    raw = log.anchor.read_bytes()
+    newest = [slot["seq"] if slot else -1 for slot in log.anchor_slots()].index(COUNT)
+    slots = [raw[:512], raw[512:]]
+    slots[newest] = _garble(slots[newest])
+    log.anchor.write_bytes(b"".join(slots))
+    report = verify_log(log.path)
+    assert report.ok and report.records == COUNT
+    assert any("slot of the head anchor" in note and f"slot {newest}" in note for note in report.warnings)
+    assert any("after the head anchor" in note for note in report.warnings)  # the other slot is one behind
+    assert AuditLog(log.path).append(record_factory(COUNT + 1)).seq == COUNT + 1
+    report = verify_log(log.path)
+    assert report.ok and report.warnings == ()
+    assert None not in log.anchor_slots()
+
+
+def test_a_damaged_slot_does_not_hide_a_cut_tail(filled_log):
+    # Falling back to the older slot must still catch records removed before that slot's seq.
+    log = filled_log(COUNT)
+    raw = log.anchor.read_bytes()
+    log.anchor.write_bytes(_garble(raw[:512]) + raw[512:])
+    log.write_lines(log.lines()[: COUNT - 3])
+    _assert_bad(log.path, COUNT - 2, "truncated")
+
+
+def test_both_anchor_slots_damaged_is_reported_not_trusted(filled_log, record_factory):
+    log = filled_log(COUNT)
+    raw = log.anchor.read_bytes()
+    log.anchor.write_bytes(_garble(raw[:512]) + _garble(raw[512:]))
+    report = _assert_bad_anchor(log.path)
+    assert "slot 0" in (report.problem or "") and "slot 1" in (report.problem or "")
+    with pytest.raises(AuditLogCorrupted):
+        AuditLog(log.path).append(record_factory(COUNT + 1))
+
+
+@pytest.mark.parametrize("change", ["other first record", "same seq, other record"])
+def test_anchor_slots_that_contradict_each_other_are_caught(filled_log, change):
+    log = filled_log(COUNT)
+    newest = log.anchor_json()
+    if change == "other first record":
+        older = {**newest, "seq": COUNT - 1, "hash": log.entry(COUNT - 1)["hash"], "first_hash": "f" * 64}
+    else:
+        older = {**newest, "hash": "f" * 64}
+    log.write_anchor_slots(newest, older)  # each slot passes its own check; together they disagree
+    _assert_bad_anchor(log.path)
+
+
+def test_after_a_power_loss_the_anchor_may_lag_far_behind_and_the_next_append_re_anchors(
+    filled_log, record_factory
+):
+    # The anchor is not fsynced per append: after a power loss its page may hold an anchor from many
+    # appends ago (never a later one). Verification accepts the records after it, with a warning.
+    log = filled_log(2)
+    on_disk = log.anchor.read_bytes()
+    writer = AuditLog(log.path)
+    for index in range(3, 41):
+        writer.append(record_factory(index))
+    log.anchor.write_bytes(on_disk)
+    report = verify_log(log.path)
+    assert report.ok and report.records == 40
+    assert any("records 3–40 come after the head anchor" in note for note in report.warnings)
+
+    assert AuditLog(log.path).append(record_factory(41)).seq == 41
+    report = verify_log(log.path)
+    assert report.ok and report.records == 41 and report.warnings == ()
 
 
 def test_an_unreadable_log_is_a_clear_failure_not_a_crash(tmp_path):

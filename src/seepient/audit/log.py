@@ -1,8 +1,28 @@
-"""The append-only, hash-chained audit log: one fsynced JSON line per entry plus an atomically replaced head anchor.
+"""The append-only, hash-chained audit log: one fsynced JSON line per entry plus a two-slot head anchor.
 
 Line format: ``{"seq": n, "prev": <hash of entry n-1>, ...record fields..., "hash": <SHA-256 of the RFC 8785
-canonical JSON of everything but hash>}``; entry 1 chains to ``GENESIS_HASH``. ``<log>.anchor`` holds the last
+canonical JSON of everything but hash>}``; entry 1 chains to ``GENESIS_HASH``. ``<log>.anchor`` names the last
 anchored ``seq``/``hash`` and the first entry's hash, so removing records from the end shows on verification.
+
+What a crash or power loss can leave behind:
+
+- Every record whose ``append`` returned is on disk: its line goes out in one ``write`` and is fsynced
+  before ``append`` returns (the runtime reports an action's outcome only after that).
+- The record being appended may be absent, whole, or a partial last line. The next append ends a whole
+  line with its newline, or keeps partial bytes where they are and seals them with a ``torn_tail`` entry.
+- The anchor is two checksummed 512-byte slots (see ``_chain``); each append overwrites the slot that does
+  not hold the newest anchor, in place, without an fsync of its own, and only after its record is durable.
+  So the anchor on disk can lag behind the log (by the records appended since the kernel last wrote its
+  page back, typically half a minute's worth at most), which verification reports as records after the
+  anchor and the next append re-anchors; it can never name a record the log does not hold. While it
+  lags, those last records are chained but not yet protected against a cut tail.
+- A slot cut off mid-write is old or new on disks that write a 512-byte sector atomically (the assumption
+  PostgreSQL makes for its control file); where a sector can come back garbled, the slot's check shows it
+  and readers take the other slot. Only if both slots were garbled by one power loss would the anchor read
+  as damaged, and then verification says so rather than trusting it.
+- The anchor file itself is created (or converted from the older single-document format) by temp file,
+  fsync, rename and directory fsync, before the first record it anchors: a log holding records never lacks
+  its anchor because of a crash, so a missing anchor always means it was removed.
 """
 
 from __future__ import annotations
@@ -11,29 +31,40 @@ import asyncio
 import contextlib
 import os
 import secrets
+import threading
+import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock, Timeout
+from typing import Any, NamedTuple
 
 from seepient.audit._chain import (
-    GENESIS_HASH,
+    ANCHOR_FILE_SIZE,
+    ANCHOR_SLOT_SIZE,
+    GENESIS_ANCHOR,
     TORN_TAIL_TYPE,
     Anchor,
+    AnchorFile,
     AnchorUnreadable,
     ChainedEntry,
     ChainWalker,
-    LineHasher,
+    EncodedFields,
     WalkerState,
+    anchor_file_bytes,
     anchor_path_for,
+    anchor_slot,
+    decode_line,
+    encode_entry,
+    encode_fields,
     encode_line,
     iter_lines,
     lock_path_for,
-    read_anchor,
+    open_anchor,
+    read_anchor_fd,
 )
+from seepient.audit._lock import LockTimeout, ProcessLock
 from seepient.audit.record import RESERVED_KEYS, AuditRecord
 
 _TAIL_CHUNK = 64 * 1024
@@ -56,68 +87,189 @@ class AuditEntry:
     hash: str
 
 
+class _Head(NamedTuple):
+    """The chain's head, and the bytes this object left at the end of both files (what makes it trustworthy)."""
+
+    seq: int
+    hash: str
+    first_hash: str | None
+    #: the anchor slot the next append overwrites (the one not holding the newest anchor)
+    next_slot: int
+    #: both anchor slots as the file holds them
+    anchor_bytes: bytes
+    #: the log's size, and the line that ends it (empty when this object has not written one yet)
+    log_end: int
+    last_line: bytes
+
+
 class AuditLog:
-    """Appends records to the hash-chained log at ``path``; safe across threads and processes."""
+    """Appends records to the hash-chained log at ``path``; safe across threads and processes.
+
+    The object keeps the log, its anchor and its lock file open between appends (``close`` releases them;
+    so does garbage collection). It may be shared by threads and survives ``fork``.
+    """
 
     def __init__(self, path: Path, *, lock_timeout: float = 30.0) -> None:
         self.path = Path(path)
         self.anchor_path = anchor_path_for(self.path)
-        self._lock = FileLock(lock_path_for(self.path), timeout=lock_timeout, mode=0o600)
+        self._log_name = os.fspath(self.path)
+        self._anchor_name = os.fspath(self.anchor_path)
+        self._lock_timeout = lock_timeout
+        self._files = _OpenFiles(ProcessLock(lock_path_for(self.path), make_parent=_ensure_private_dir))
+        self._head: _Head | None = None
+        # flock excludes other openings of the lock file, not threads sharing this object's descriptor.
+        self._threads = threading.Lock()
+        weakref.finalize(self, self._files.close)
+        _LIVE_LOGS.add(self)
 
     def append(self, record: AuditRecord | Mapping[str, Any]) -> AuditEntry:
         """Chain ``record`` onto the log and return its place once it is on disk (fsynced)."""
-        fields = _record_fields(record)
-        _ensure_private_dir(self.path.parent)
+        fields = _encode_record(record)
+        threads, timeout = self._threads, self._lock_timeout
+        if not threads.acquire(blocking=False):
+            started = time.monotonic()
+            if not threads.acquire(timeout=timeout):
+                raise self._lock_timeout_error()
+            timeout = max(0.0, timeout - (time.monotonic() - started))
         try:
-            with self._lock:
+            lock = self._files.lock
+            try:
+                lock.acquire(timeout)
+            except LockTimeout:
+                raise self._lock_timeout_error() from None
+            except OSError as error:
+                raise AuditLogError(
+                    f"cannot open the audit log's lock file {lock.path}: {error.strerror or error}"
+                ) from None
+            try:
                 return self._append_locked(fields)
-        except Timeout:
-            raise AuditLogError(
-                f"could not lock {self._lock.lock_file} within {self._lock.timeout:g}s: another Seepient "
-                "process is holding the audit log; try again, or find the stuck process"
-            ) from None
+            finally:
+                lock.release()
+        finally:
+            threads.release()
 
     async def aappend(self, record: AuditRecord | Mapping[str, Any]) -> AuditEntry:
         """``append`` without blocking the event loop (the lock wait and fsync run in a thread)."""
         return await asyncio.to_thread(self.append, record)
 
-    def _append_locked(self, fields: dict[str, Any]) -> AuditEntry:
-        anchor = self._read_anchor()
-        fd = self._open_for_anchor(anchor)
-        try:
-            if anchor is None:
-                anchor = self._start_new_log(fd)
-            head, first_hash, tail_end = self._find_head(fd, anchor)
-            payload = tail_end.newline
-            if tail_end.region is not None:
-                seal, head = _seal(tail_end.region, head)
-                payload += seal
-                first_hash = first_hash or head.last_hash
-            entry = {"seq": head.last_seq + 1, "prev": head.last_hash, **fields}
-            line, digest = encode_line(entry)
-            _write_all(fd, payload + line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        _replace_anchor(
-            self.anchor_path, Anchor(first_hash=first_hash or digest, seq=entry["seq"], hash=digest)
-        )
-        return AuditEntry(seq=entry["seq"], prev=entry["prev"], hash=digest)
+    def close(self) -> None:
+        """Release the open files; a later ``append`` opens them again."""
+        with self._threads:
+            self._head = None
+            self._files.close()
 
-    def _read_anchor(self) -> Anchor | None:
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _lock_timeout_error(self) -> AuditLogError:
+        return AuditLogError(
+            f"could not lock {self._files.lock.path} within {self._lock_timeout:g}s: another Seepient "
+            "process is holding the audit log; try again, or find the stuck process"
+        )
+
+    def _append_locked(self, fields: EncodedFields) -> AuditEntry:
+        # Forget the head first: if anything below fails, the next append re-reads the files.
+        head, self._head = self._head, None
+        prefix = b""
+        if head is None or not self._files_as_left(head):
+            head, prefix = self._load_head()
+        seq = head.seq + 1
+        line, digest = encode_entry(seq, head.hash, fields)
+        payload = prefix + line if prefix else line
+        first_hash = head.first_hash or digest
+        slot = anchor_slot(seq, digest, first_hash)
+        if head.next_slot:
+            anchor_bytes = head.anchor_bytes[:ANCHOR_SLOT_SIZE] + slot
+        else:
+            anchor_bytes = slot + head.anchor_bytes[ANCHOR_SLOT_SIZE:]
+        # Everything is computed before the write: the process sleeps in fsync, and work done after it
+        # runs on cold caches, which costs several times as much as the same work done here.
+        after = _Head(
+            seq, digest, first_hash, 1 - head.next_slot, anchor_bytes, head.log_end + len(payload), line
+        )
+        entry = AuditEntry(seq=seq, prev=head.hash, hash=digest)
+        files = self._files
+        _write_all(files.log, payload)
+        os.fsync(files.log)
+        _write_anchor_slot(files.anchor, head.next_slot, slot)
+        self._head = after
+        return entry
+
+    def _files_as_left(self, head: _Head) -> bool:
+        # The remembered head is trusted only if, under the lock, both paths still name the files this
+        # object wrote, the log has the size it left, and the bytes it last wrote (its record line and both
+        # anchor slots) are still there: another writer's append changes the size, and any replacement,
+        # truncation or edit of the tail or the anchor changes an identity, a size or those bytes. The
+        # bytes are compared rather than timestamps, which move on a coarse clock tick and could miss an
+        # edit made just after an append. Anything else falls back to reading the anchor and the log's
+        # tail, exactly as a fresh object does (edits further back were never the writer's to catch).
+        files, line = self._files, head.last_line
+        if files.log is None or files.anchor is None or not line:
+            return False
         try:
-            return read_anchor(self.anchor_path)
+            log = os.lstat(self._log_name)
+            anchor = os.lstat(self._anchor_name)
+            return (
+                (log.st_ino, log.st_dev, log.st_size) == (*files.log_id, head.log_end)
+                and (anchor.st_ino, anchor.st_dev, anchor.st_size) == files.anchor_id
+                and os.pread(files.log, len(line), head.log_end - len(line)) == line
+                and os.pread(files.anchor, ANCHOR_FILE_SIZE, 0) == head.anchor_bytes
+            )
+        except OSError:
+            return False
+
+    def _load_head(self) -> tuple[_Head, bytes]:
+        """The head from the anchor and the log's tail, and what must precede the next record (a seal)."""
+        files = self._files
+        files.close_data()  # either file may have been replaced since it was opened: open both by path
+        _ensure_private_dir(self.path.parent)
+        anchor_file = self._open_anchor()
+        if anchor_file is not None and anchor_file.anchor.seq > 0 and not self.path.exists():
+            raise AuditLogCorrupted(
+                f"{self.path} is missing, but its head anchor says it held {anchor_file.anchor.seq} records; "
+                f"{_WHAT_TO_DO}"
+            )
+        files.log = _open_log(self.path)
+        info = os.fstat(files.log)
+        files.log_id = (info.st_ino, info.st_dev)
+        if anchor_file is None:
+            anchor_file = self._start_new_log(files.log)
+        state, first_hash, tail_end, size = _find_head(files.log, anchor_file.anchor, self.path)
+        prefix = tail_end.newline
+        if tail_end.region is not None:
+            seal, state = _seal(tail_end.region, state)
+            prefix += seal
+            first_hash = first_hash or state.last_hash
+        if anchor_file.legacy:
+            anchor_file = self._replace_anchor_file(anchor_file.anchor)
+        head = _Head(
+            seq=state.last_seq,
+            hash=state.last_hash,
+            first_hash=first_hash,
+            next_slot=1 - anchor_file.newest_slot,
+            anchor_bytes=anchor_file.raw,
+            log_end=size,
+            last_line=b"",
+        )
+        return head, prefix
+
+    def _open_anchor(self) -> AnchorFile | None:
+        try:
+            fd = open_anchor(self.anchor_path, os.O_RDWR)
+        except FileNotFoundError:
+            return None
+        except AnchorUnreadable as error:
+            raise AuditLogCorrupted(f"{error}; {_WHAT_TO_DO}") from None
+        self._files.anchor_opened(fd)
+        try:
+            return read_anchor_fd(fd, self.anchor_path)
         except AnchorUnreadable as error:
             raise AuditLogCorrupted(f"{error}; {_WHAT_TO_DO}") from None
 
-    def _open_for_anchor(self, anchor: Anchor | None) -> int:
-        if anchor is not None and anchor.seq > 0 and not self.path.exists():
-            raise AuditLogCorrupted(
-                f"{self.path} is missing, but its head anchor says it held {anchor.seq} records; {_WHAT_TO_DO}"
-            )
-        return _open_log(self.path)
-
-    def _start_new_log(self, fd: int) -> Anchor:
+    def _start_new_log(self, fd: int) -> AnchorFile:
         size = os.fstat(fd).st_size
         if size:
             raise AuditLogCorrupted(
@@ -126,35 +278,64 @@ class AuditLog:
             )
         # The anchor exists before the first record does: a log with records and no anchor can then only mean
         # the anchor was removed, never that a writer died between the two steps.
-        anchor = Anchor(seq=0, hash=GENESIS_HASH)
-        _replace_anchor(self.anchor_path, anchor)
-        return anchor
+        return self._replace_anchor_file(GENESIS_ANCHOR)
 
-    def _find_head(self, fd: int, anchor: Anchor) -> tuple[WalkerState, str | None, _TailEnd]:
-        """The last chained entry at or after the anchor, its first hash, and what follows the chain.
+    def _replace_anchor_file(self, anchor: Anchor) -> AnchorFile:
+        """A durable anchor file with both slots naming ``anchor``, opened for the slot updates that follow."""
+        self._files.close_anchor()
+        raw = anchor_file_bytes(anchor)
+        _replace_anchor(self.anchor_path, raw)
+        self._files.anchor_opened(open_anchor(self.anchor_path, os.O_RDWR))
+        return AnchorFile(anchor=anchor, newest_slot=0, raw=raw)
 
-        Reads only the file's tail: back to the anchored line (normally the last line), then forward.
-        """
-        size = os.fstat(fd).st_size
-        if anchor.seq == 0:
-            start, state = 0, WalkerState()
-        else:
-            start, state = _locate_anchored_line(fd, size, anchor, self.path)
-        tail = os.pread(fd, size - start, start) if size > start else b""
-        # This append ends an unterminated last line with a newline before anything else, so the tail is
-        # judged as it will read afterwards: a line cut just before its newline is then a whole entry that
-        # continues the chain (and is kept), not torn bytes to seal, which verification would see as a fork.
-        newline = b"\n" if tail and not tail.endswith(b"\n") else b""
-        walker = ChainWalker(state)
-        first_hash = anchor.first_hash
-        for line_no, raw in enumerate(iter_lines(tail + newline), start=1):
-            entry = walker.feed(raw, line_no)
-            if entry is not None and entry.seq == 1:
-                first_hash = entry.hash
-        region = None
-        if walker.region is not None:
-            region = _OpenRegion(walker.region.digest.copy(), walker.region.length)
-        return walker.state, first_hash, _TailEnd(newline, region)
+    def _forget_inherited_state(self) -> None:
+        # In a forked child: the descriptors share open file descriptions (and so the flock) with the
+        # parent, and a thread that held the thread lock at fork time does not exist here.
+        self._threads = threading.Lock()
+        self._head = None
+        self._files.close()
+
+
+class _OpenFiles:
+    """The descriptors an ``AuditLog`` keeps between appends (held apart so a finalizer can close them)."""
+
+    def __init__(self, lock: ProcessLock) -> None:
+        self.lock = lock
+        self.log: int | None = None
+        self.log_id: tuple[int, int] | None = None
+        self.anchor: int | None = None
+        #: inode, device and the size an anchor file has
+        self.anchor_id: tuple[int, int, int] | None = None
+
+    def anchor_opened(self, fd: int) -> None:
+        info = os.fstat(fd)
+        self.anchor, self.anchor_id = fd, (info.st_ino, info.st_dev, ANCHOR_FILE_SIZE)
+
+    def close_anchor(self) -> None:
+        fd, self.anchor, self.anchor_id = self.anchor, None, None
+        if fd is not None:
+            os.close(fd)
+
+    def close_data(self) -> None:
+        self.close_anchor()
+        fd, self.log, self.log_id = self.log, None, None
+        if fd is not None:
+            os.close(fd)
+
+    def close(self) -> None:
+        self.close_data()
+        self.lock.close()
+
+
+_LIVE_LOGS: weakref.WeakSet[AuditLog] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for log in list(_LIVE_LOGS):
+        log._forget_inherited_state()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 _WHAT_TO_DO = (
@@ -175,6 +356,33 @@ class _TailEnd:
 
     newline: bytes
     region: _OpenRegion | None
+
+
+def _find_head(fd: int, anchor: Anchor, path: Path) -> tuple[WalkerState, str | None, _TailEnd, int]:
+    """The last chained entry at or after the anchor, its first hash, what follows the chain, the log's size.
+
+    Reads only the file's tail: back to the anchored line (normally the last line), then forward.
+    """
+    size = os.fstat(fd).st_size
+    if anchor.seq == 0:
+        start, state = 0, WalkerState()
+    else:
+        start, state = _locate_anchored_line(fd, size, anchor, path)
+    tail = os.pread(fd, size - start, start) if size > start else b""
+    # This append ends an unterminated last line with a newline before anything else, so the tail is
+    # judged as it will read afterwards: a line cut just before its newline is then a whole entry that
+    # continues the chain (and is kept), not torn bytes to seal, which verification would see as a fork.
+    newline = b"\n" if tail and not tail.endswith(b"\n") else b""
+    walker = ChainWalker(state)
+    first_hash = anchor.first_hash
+    for line_no, raw in enumerate(iter_lines(tail + newline), start=1):
+        entry = walker.feed(raw, line_no)
+        if entry is not None and entry.seq == 1:
+            first_hash = entry.hash
+    region = None
+    if walker.region is not None:
+        region = _OpenRegion(walker.region.digest.copy(), walker.region.length)
+    return walker.state, first_hash, _TailEnd(newline, region), size
 
 
 def _seal(region: _OpenRegion, head: WalkerState) -> tuple[bytes, WalkerState]:
@@ -201,7 +409,6 @@ def _seal(region: _OpenRegion, head: WalkerState) -> tuple[bytes, WalkerState]:
 
 def _locate_anchored_line(fd: int, size: int, anchor: Anchor, path: Path) -> tuple[int, WalkerState]:
     """The offset just after the anchored entry's line, found by reading backwards from the end."""
-    hasher = LineHasher()
     window = _TAIL_CHUNK
     while True:
         begin = max(0, size - window)
@@ -210,7 +417,7 @@ def _locate_anchored_line(fd: int, size: int, anchor: Anchor, path: Path) -> tup
         # window reaches the start of the file.
         line_end = size - len(pieces[-1])
         for body in reversed(pieces[(0 if begin == 0 else 1) : -1]):
-            decoded = hasher.decode(body, 0)
+            decoded = decode_line(body, 0)
             if isinstance(decoded, ChainedEntry):
                 if decoded.seq == anchor.seq and decoded.hash == anchor.hash:
                     return line_end, WalkerState(decoded.seq, decoded.hash, decoded.prev)
@@ -229,8 +436,18 @@ def _anchored_line_missing(path: Path, anchor: Anchor) -> tuple[int, WalkerState
     )
 
 
+def _encode_record(record: AuditRecord | Mapping[str, Any]) -> EncodedFields:
+    fields = _record_fields(record)
+    try:
+        return encode_fields(fields)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"the record is not canonical JSON (RFC 8785): {error}") from None
+    except RecursionError:
+        raise ValueError("the record is not canonical JSON (RFC 8785): it contains itself") from None
+
+
 def _record_fields(record: AuditRecord | Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(record, AuditRecord):
+    if type(record) is not dict and isinstance(record, AuditRecord):
         return record.to_json()
     if not isinstance(record, Mapping):
         raise TypeError(f"an audit record is an AuditRecord or a mapping, not {type(record).__name__}")
@@ -244,12 +461,7 @@ def _record_fields(record: AuditRecord | Mapping[str, Any]) -> dict[str, Any]:
     clash = RESERVED_KEYS.intersection(record)
     if clash:
         raise ValueError(f"a record may not carry {sorted(clash)}: the log sets seq, prev and hash itself")
-    fields = dict(record)
-    try:
-        encode_line({"seq": 1, "prev": GENESIS_HASH, **fields})
-    except (ValueError, TypeError) as error:
-        raise ValueError(f"the record is not canonical JSON (RFC 8785): {error}") from None
-    return fields
+    return dict(record)
 
 
 def _now() -> str:
@@ -286,13 +498,27 @@ def _open_log(path: Path) -> int:
 def _write_all(fd: int, data: bytes) -> None:
     # One write normally carries the whole payload; a short write (a signal, a full disk) continues where it
     # stopped, and O_APPEND under the lock keeps the pieces adjacent.
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         view = view[written:]
 
 
-def _replace_anchor(path: Path, anchor: Anchor) -> None:
+def _write_anchor_slot(fd: int, slot: int, data: bytes) -> None:
+    # In place, no fsync: the module docstring says why a lagging slot is safe. One pwrite of one aligned
+    # sector cannot be split by the process dying, and the slot it overwrites is never the newest.
+    written = os.pwrite(fd, data, slot * ANCHOR_SLOT_SIZE)
+    if written != len(data):
+        raise AuditLogError(
+            f"the head anchor took only {written} of {len(data)} bytes; the record itself is on disk, and the "
+            "next append rewrites the anchor"
+        )
+
+
+def _replace_anchor(path: Path, data: bytes) -> None:
     # Callers hold the log's lock, so any temp anchor already there belongs to a writer that died mid-replace.
     prefix = f".{path.name}."
     with os.scandir(path.parent) as entries:
@@ -303,7 +529,7 @@ def _replace_anchor(path: Path, anchor: Anchor) -> None:
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
         os.fchmod(fd, 0o600)
-        _write_all(fd, anchor.model_dump_json().encode("utf-8") + b"\n")
+        _write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)

@@ -9,11 +9,11 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict
 
 from seepient.audit._chain import (
     Anchor,
+    AnchorFile,
     AnchorUnreadable,
     ChainProblem,
     ChainWalker,
@@ -21,6 +21,7 @@ from seepient.audit._chain import (
     lock_path_for,
     read_anchor,
 )
+from seepient.audit._lock import LockTimeout, ProcessLock
 
 _MAX_LISTED_WARNINGS = 20
 _LOCK_WAIT_SECONDS = 10.0
@@ -47,41 +48,45 @@ def verify_log(path: Path) -> VerifyReport:
     path = Path(path)
     # Writers only ever add bytes after the anchored record, so a pass without the lock that finds the log
     # intact is true of what it read, and verifying never stalls the runtime's appends. Only a failing pass
-    # might have caught an append half-way, so it is repeated holding the writers' lock before it counts.
-    report = _verify_once(path)
-    if report.ok:
+    # might have caught an append half-way (or an anchor slot mid-update), so it is repeated holding the
+    # writers' lock before it counts.
+    report, settled = _verify_once(path)
+    if settled:
         return report
     with _reader_lock(path) as lock_warning:
-        report = _verify_once(path)
+        report, _ = _verify_once(path)
     if lock_warning:
         report = report.model_copy(update={"warnings": (lock_warning, *report.warnings)})
     return report
 
 
-def _verify_once(path: Path) -> VerifyReport:
+def _verify_once(path: Path) -> tuple[VerifyReport, bool]:
+    """The report, and whether it is settled (nothing in it could be an append caught half-way)."""
     anchor_path = anchor_path_for(path)
     try:
         # The anchor is read before the log: whatever a concurrent writer adds afterwards lies beyond it.
-        anchor = read_anchor(anchor_path)
+        anchor_file = read_anchor(anchor_path)
     except AnchorUnreadable as error:
-        return _failed(path, records=0, seq=None, problem=f"the head anchor is damaged: {error}")
+        return _failed(path, records=0, seq=None, problem=f"the head anchor is damaged: {error}"), False
     if not path.exists():
-        if anchor is not None and anchor.seq > 0:
+        if anchor_file is not None and anchor_file.anchor.seq > 0:
             return _failed(
                 path,
                 records=0,
                 seq=1,
-                problem=f"the log file is missing, but its head anchor says it held {anchor.seq} records "
-                "(the log was deleted)",
-            )
-        return VerifyReport(path=str(path), ok=True, exists=False, records=0)
+                problem=f"the log file is missing, but its head anchor says it held {anchor_file.anchor.seq} "
+                "records (the log was deleted)",
+            ), False
+        return VerifyReport(path=str(path), ok=True, exists=False, records=0), True
     try:
-        return _verify_existing(path, anchor, anchor_path)
+        report = _verify_existing(path, anchor_file, anchor_path)
     except OSError as error:
-        return _failed(path, records=0, seq=None, problem=f"the log cannot be read: {error.strerror}")
+        report = _failed(path, records=0, seq=None, problem=f"the log cannot be read: {error.strerror}")
+    return report, report.ok and (anchor_file is None or anchor_file.damaged_slot is None)
 
 
-def _verify_existing(path: Path, anchor: Anchor | None, anchor_path: Path) -> VerifyReport:
+def _verify_existing(path: Path, anchor_file: AnchorFile | None, anchor_path: Path) -> VerifyReport:
+    anchor = anchor_file.anchor if anchor_file is not None else None
     walker = ChainWalker()
     problem: ChainProblem | None = None
     size = 0
@@ -116,7 +121,7 @@ def _verify_existing(path: Path, anchor: Anchor | None, anchor_path: Path) -> Ve
         ok=True,
         exists=True,
         records=head.last_seq,
-        warnings=_warnings(walker, anchor),
+        warnings=_warnings(walker, anchor_file),
         head_seq=head.last_seq,
         head_hash=head.last_hash if head.last_seq else None,
     )
@@ -159,8 +164,15 @@ def _tail_problem(
     return None
 
 
-def _warnings(walker: ChainWalker, anchor: Anchor | None) -> tuple[str, ...]:
+def _warnings(walker: ChainWalker, anchor_file: AnchorFile | None) -> tuple[str, ...]:
+    anchor = anchor_file.anchor if anchor_file is not None else None
     notes: list[str] = []
+    if anchor_file is not None and anchor_file.damaged_slot is not None:
+        notes.append(
+            f"one slot of the head anchor was not used ({anchor_file.damaged_slot}); the other, at seq "
+            f"{anchor_file.anchor.seq}, was. A crash during an anchor update leaves this (the next append "
+            "rewrites that slot); otherwise the anchor was edited"
+        )
     for entry, first_line, length in walker.sealed:
         notes.append(
             f"seq {entry.seq} seals {length} bytes left by an interrupted write (from line {first_line}); "
@@ -196,19 +208,21 @@ def _reader_lock(path: Path) -> Iterator[str | None]:
     if not path.parent.is_dir():
         yield None
         return
-    lock = FileLock(lock_path_for(path), timeout=_LOCK_WAIT_SECONDS, mode=0o600)
+    lock = ProcessLock(lock_path_for(path))
     try:
-        lock.acquire()
-    except Timeout:
+        lock.acquire(_LOCK_WAIT_SECONDS)
+    except LockTimeout:
+        lock.close()
         yield f"another process held the log's lock for {_LOCK_WAIT_SECONDS:g}s; verified without it"
         return
     except OSError as error:
-        yield f"could not take the log's lock ({error.strerror}); verified without it"
+        lock.close()
+        yield f"could not take the log's lock ({error.strerror or error}); verified without it"
         return
     try:
         yield None
     finally:
-        lock.release()
+        lock.close()
 
 
 def format_report(report: VerifyReport) -> str:

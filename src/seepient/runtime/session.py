@@ -170,3 +170,4 @@ class Session:
 
     async def aclose(self) -> None:
         await self._model.aclose()
+        self.audit.close()
