@@ -153,7 +153,10 @@ def _unix_listener(path: Path) -> socket.socket:
 
 
 def _connect_unix(path: Path) -> str:
-    return f"{sys.executable} -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"connected\")' {path}"
+    # The real interpreter, not the venv's link to it: the checkout (and its .venv) may live under /tmp,
+    # which the sandbox replaces with a private one.
+    python = os.path.realpath(sys.executable)
+    return f"{python} -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"connected\")' {path}"
 
 
 async def test_host_sockets_under_run_and_the_agent_socket_are_unreachable(
