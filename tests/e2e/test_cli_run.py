@@ -120,7 +120,10 @@ def test_sandboxed_shell_sees_no_secrets_and_cannot_escape(world, seepient):
     (world.outside / "victim.txt").write_text("untouched\n")
     commands = [
         "env",
-        "ls -la $HOME; cat $HOME/.ssh/id_rsa $HOME/.aws/credentials 2>&1; true",
+        # Opaque to static analysis (policy lets -y approve it), so the sandbox itself must hide the keys.
+        "python3 -c \"import os; h = os.path.expanduser(chr(126)); "
+        "[print(open(os.path.join(h, '.' + d, f)).read()) for d, f in (('s' + 'sh', 'id_rsa'), ('a' + 'ws', 'credentials'))]\""
+        " 2>&1; true",
         "python3 -c \"open('" + str(world.outside / "victim.txt") + "', 'w').write('pwned')\" 2>&1; true",
         "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 9), 2)\" 2>&1; true",
     ]

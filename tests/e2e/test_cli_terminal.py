@@ -110,6 +110,8 @@ def test_approve_for_session_is_not_asked_twice(world):
     term = Terminal(["run", "x", "--model", f"replay:{script}", "--json"], world.env, world.workspace)
     term.expect("Approve?")
     term.send("a\n")
+    term.expect("Scope?")
+    term.send("\n")  # Enter: this exact action
     code, out = term.finish()
     assert code == 0, term.screen.decode(errors="replace")
     assert term.screen.decode(errors="replace").count("Approve?") == 1

@@ -3,9 +3,17 @@ tool result, and every action that got as far as policy has exactly one audit re
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from seepient.protocol import ApprovalDecision, PermissionRequest, ToolResult
+from seepient.policy.engine import RULE_UNVERIFIABLE
+from seepient.protocol import (
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovalResponse,
+    PermissionRequest,
+    ToolResult,
+)
 from tests.runtime.conftest import ProbeTool, ScriptedApprover, audit_lines
 
 
@@ -122,3 +130,122 @@ async def test_pre_hook_can_block(make_session):
     await session.run("x")
     (result,) = _results(events)
     assert result.status == "denied" and "Sundays" in result.output
+
+
+class ScopedApprover:
+    """A person who answers with a decision and, for "session", a scope; remembers every request."""
+
+    def __init__(self, *answers: tuple[ApprovalDecision, str | None]) -> None:
+        self.answers = list(answers)
+        self.asked: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
+        self.asked.append(request)
+        decision, scope = self.answers.pop(0)
+        return ApprovalResponse(decision=decision, digest=request.digest, scope=scope, feedback="no")
+
+
+def _project_settings(workspace: Path, **permissions) -> Path:
+    path = workspace / ".seepient" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"permissions": permissions}))
+    return path
+
+
+async def test_a_prefix_grant_answers_asks_but_never_reaches_a_deny(make_session, tmp_path: Path):
+    _project_settings(tmp_path / "ws", deny=["Edit(locked/**)"])
+    person = ScopedApprover((ApprovalDecision.APPROVE_SESSION, "prefix"), (ApprovalDecision.REJECT, None))
+    session, events = make_session(
+        [
+            _call("shell", command="touch a"),
+            _call("shell", command="touch locked/b"),
+            _call("shell", command="touch ~/.bashrc"),
+            _call("shell", command="touch c"),
+            _call("shell", command="touch d && rm -rf a"),
+            {"text": "ok"},
+        ],
+        approver=person,
+    )
+    await session.run("x")
+    first, locked, bashrc, later, compound = _results(events)
+    assert first.status == "ok" and person.asked[0].scopes[1].value == "touch:*"
+    assert locked.status == "denied" and "deny rule" in locked.output
+    assert bashrc.status == "denied"
+    assert later.status == "ok"
+    assert compound.status == "rejected" and len(person.asked) == 2  # only the compound line was asked
+    assert (session.workspace / "c").exists() and (session.workspace / "a").exists()
+    approvals = [line.get("approval") for line in audit_lines(session)]
+    assert [a and a["approved_by"] for a in approvals] == ["user", None, None, "grant:session", "user"]
+
+
+async def test_an_ask_no_mode_may_skip_is_approved_once_however_it_is_answered(make_session):
+    person = ScopedApprover(
+        (ApprovalDecision.APPROVE_SESSION, "exact"), (ApprovalDecision.APPROVE_ONCE, None)
+    )
+    call = _call("shell", command='touch "$TARGET"')
+    session, events = make_session([call, call, {"text": "ok"}], approver=person)
+    await session.run("x")
+    assert len(person.asked) == 2  # asked again: the first "session" answer counted once only
+    assert all(request.scopes == () and request.project_rule is None for request in person.asked)
+    assert person.asked[0].verdict.rule == RULE_UNVERIFIABLE
+    requests = [e for e in events if isinstance(e, PermissionRequest)]
+    assert [r.request.scopes for r in requests] == [(), ()]
+
+
+async def test_approve_always_writes_the_rule_and_the_next_session_does_not_ask(make_session, tmp_path: Path):
+    settings = _project_settings(tmp_path / "ws", deny=["Read(.env)"])
+    person = ScopedApprover((ApprovalDecision.APPROVE_PROJECT, None))
+    session, events = make_session([_call("shell", command="touch one"), {"text": "ok"}], approver=person)
+    await session.run("x")
+    assert _results(events)[0].status == "ok"
+    assert json.loads(settings.read_text()) == {
+        "permissions": {"deny": ["Read(.env)"], "allow": ["Shell(touch:*)"]}
+    }
+    (line,) = audit_lines(session)
+    assert line["approval"]["decision"] == "approve_project" and line["approval"]["scope"] == "Shell(touch:*)"
+
+    headless, events = make_session([_call("shell", command="touch two"), {"text": "ok"}])
+    await headless.run("x")
+    (result,) = _results(events)
+    assert result.status == "ok" and (headless.workspace / "two").exists()
+    assert not any(isinstance(e, PermissionRequest) for e in events)
+    assert audit_lines(headless)[-1]["verdict"]["rule"] == "allow:Shell(touch:*)"
+
+
+async def test_the_model_cannot_write_the_project_rule_itself(make_session):
+    session, events = make_session(
+        [
+            _call(
+                "write_file", path=".seepient/settings.json", content='{"permissions": {"allow": ["Shell"]}}'
+            ),
+            _call("shell", command="echo '{}' > .seepient/settings.json"),
+            {"text": "ok"},
+        ],
+        auto_approve=True,
+    )
+    await session.run("x")
+    assert [r.status for r in _results(events)] == ["denied", "denied"]
+    assert not (session.workspace / ".seepient" / "settings.json").exists()
+
+
+async def test_an_edit_rule_written_for_a_directory_is_honoured_by_the_next_session(
+    make_session, tmp_path: Path
+):
+    (tmp_path / "ws" / "src").mkdir()
+    person = ScopedApprover((ApprovalDecision.APPROVE_PROJECT, None))
+    session, events = make_session(
+        [_call("write_file", path="src/a.py", content="a = 1\n"), {"text": "ok"}], approver=person
+    )
+    await session.run("x")
+    assert person.asked[0].project_rule == "Edit(/src/**)" and _results(events)[0].status == "ok"
+
+    headless, events = make_session(
+        [
+            _call("write_file", path="src/deep.py", content="b = 2\n"),
+            _call("write_file", path="elsewhere.py", content="c = 3\n"),
+            {"text": "ok"},
+        ]
+    )
+    await headless.run("x")
+    assert [r.status for r in _results(events)] == ["ok", "rejected"]  # the rule covers src/ only
+    assert audit_lines(headless)[-2]["verdict"]["rule"] == "allow:Edit(/src/**)"

@@ -1,15 +1,37 @@
-"""The approval broker: routes each ask to a person or a standing answer and keeps session grants.
+"""The approval broker: routes each ask to a standing grant, the ``-y`` flag, a person, or a headless refusal.
 
-Every answer is bound to the action's digest; an answer for another digest is treated as a rejection,
-so an action that changed after the prompt was shown cannot ride on the old approval.
+Every answer is bound to the action's digest; an answer for another digest is treated as a rejection, so an
+action that changed after the prompt was shown cannot ride on the old approval. Answers beyond "once" are
+taken only as the broker offered them (``ApprovalRequest.scopes`` and ``project_rule``), never as an
+approver names them, and only for asks of the consent mode (see ``scopes.once_only_reason``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+from collections import OrderedDict
+from pathlib import Path
 from typing import Protocol
 
-from seepient.protocol import ApprovalDecision, ApprovalRequest, ApprovalResponse
+from seepient.approval.project_settings import ProjectSettingsError, add_allow_rule
+from seepient.approval.scopes import (
+    Offer,
+    ScopeFinder,
+    SessionGrant,
+    grant_for,
+    grant_for_rule,
+    once_only_reason,
+)
+from seepient.protocol import (
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovalResponse,
+    ApprovalScope,
+    Decision,
+    PreparedActionDraft,
+    Verdict,
+)
 
 
 class Approver(Protocol):
@@ -17,6 +39,10 @@ class Approver(Protocol):
 
     async def decide(self, request: ApprovalRequest) -> ApprovalResponse: ...
 
+
+# Requests are resolved right after they are issued; an ask answered by a grant or by auto mode's
+# classifier never comes back, so only the latest few are kept.
+_ISSUED_KEPT = 64
 
 HEADLESS_REASON = (
     "this action needs approval and no one can answer here (no terminal on stdin): "
@@ -28,28 +54,117 @@ HEADLESS_REASON = (
 class ApprovalBroker:
     """Answers an ``ask`` verdict: a session grant, the ``-y`` flag, the approver, or a headless refusal.
 
-    ``auto_approve`` is the ``-y`` flag: it answers asks only; deny verdicts never reach the broker.
-    With neither an approver nor ``auto_approve`` the run is headless and refuses at once.
+    ``auto_approve`` is the ``-y`` flag: it answers asks only; deny verdicts never reach the broker (and are
+    refused if they do). With neither an approver nor ``auto_approve`` the run is headless and refuses at
+    once. Without ``scopes`` only exact-digest session grants are offered; without ``project_settings``
+    "always for this project" is not offered.
     """
 
-    def __init__(self, approver: Approver | None, *, auto_approve: bool = False) -> None:
+    def __init__(
+        self,
+        approver: Approver | None,
+        *,
+        auto_approve: bool = False,
+        scopes: ScopeFinder | None = None,
+        project_settings: Path | None = None,
+    ) -> None:
         self._approver = approver
         self._auto_approve = auto_approve
-        self._session_grants: set[str] = set()
+        self._scopes = scopes
+        self._project_settings = project_settings
+        self._grants: list[SessionGrant] = []
+        self._issued: OrderedDict[str, ApprovalRequest] = OrderedDict()
+        # One question on the terminal at a time; a grant given for the first may answer the second.
+        self._asking = asyncio.Lock()
 
     @property
     def headless(self) -> bool:
         return self._approver is None and not self._auto_approve
 
-    def has_session_grant(self, digest: str) -> bool:
-        return any(hmac.compare_digest(digest, granted) for granted in self._session_grants)
+    @property
+    def grants(self) -> tuple[SessionGrant, ...]:
+        return tuple(self._grants)
 
-    async def resolve(self, request: ApprovalRequest) -> ApprovalResponse:
+    def has_session_grant(self, digest: str) -> bool:
+        return any(
+            grant.kind == "exact" and grant.digest is not None and hmac.compare_digest(digest, grant.digest)
+            for grant in self._grants
+        )
+
+    # -- requests -------------------------------------------------------------------------------------
+
+    def request_for(self, action: PreparedActionDraft, verdict: Verdict) -> ApprovalRequest:
+        """The request to show and to resolve, with the answers beyond "once" this ask may take."""
+        offer = self._offer(action, verdict)
+        request = ApprovalRequest(
+            session_id=action.session_id,
+            action=action,
+            verdict=verdict,
+            scopes=offer.scopes,
+            project_rule=offer.project_rule if self._project_settings is not None else None,
+        )
+        self._issued[request.request_id] = request
+        while len(self._issued) > _ISSUED_KEPT:
+            self._issued.popitem(last=False)
+        return request
+
+    def _offer(self, action: PreparedActionDraft, verdict: Verdict) -> Offer:
+        if once_only_reason(verdict) is not None:
+            return Offer()
+        if self._scopes is not None:
+            return self._scopes.offer(action, verdict)
+        return Offer(scopes=(ApprovalScope(kind="exact", value=action.digest, label="this exact action"),))
+
+    def _own(self, request: ApprovalRequest) -> ApprovalRequest:
+        """The broker's own copy of ``request``: what it offered is what it honours, whatever a caller built."""
+        issued = self._issued.pop(request.request_id, None)
+        if issued is not None and issued.digest == request.digest and issued.verdict == request.verdict:
+            return issued
+        offer = self._offer(request.action, request.verdict)
+        return request.model_copy(
+            update={
+                "scopes": offer.scopes,
+                "project_rule": offer.project_rule if self._project_settings is not None else None,
+            }
+        )
+
+    # -- answers --------------------------------------------------------------------------------------
+
+    def grant_answer(self, request: ApprovalRequest) -> ApprovalResponse | None:
+        """An approval from a standing session grant, when one covers the action and the verdict allows it."""
+        if once_only_reason(request.verdict) is not None:
+            return None
+        for grant in self._grants:
+            if self._covers(grant, request.action):
+                return ApprovalResponse(
+                    decision=ApprovalDecision.APPROVE_ONCE,
+                    digest=request.digest,
+                    scope=grant.label if grant.kind != "exact" else "exact",
+                    approved_by="grant:session",
+                )
+        return None
+
+    def _covers(self, grant: SessionGrant, action: PreparedActionDraft) -> bool:
+        if grant.kind == "exact":
+            return grant.digest is not None and hmac.compare_digest(grant.digest, action.digest)
+        return self._scopes is not None and self._scopes.covers(grant, action)
+
+    async def resolve(
+        self, request: ApprovalRequest, *, headless_reason: str | None = None
+    ) -> ApprovalResponse:
+        """Answer ``request``; ``headless_reason`` replaces the refusal's reason when no one can answer."""
+        request = self._own(request)
         digest = request.digest
-        if self.has_session_grant(digest):
+        if request.verdict.decision is not Decision.ASK:
             return ApprovalResponse(
-                decision=ApprovalDecision.APPROVE_ONCE, digest=digest, approved_by="grant:session"
+                decision=ApprovalDecision.REJECT,
+                digest=digest,
+                feedback=f"policy said {request.verdict.decision.value}; only an ask can be approved",
+                approved_by="broker",
             )
+        standing = self.grant_answer(request)
+        if standing is not None:
+            return standing
         if self._auto_approve:
             return ApprovalResponse(
                 decision=ApprovalDecision.APPROVE_ONCE, digest=digest, approved_by="flag:-y"
@@ -58,10 +173,14 @@ class ApprovalBroker:
             return ApprovalResponse(
                 decision=ApprovalDecision.REJECT,
                 digest=digest,
-                feedback=HEADLESS_REASON,
+                feedback=headless_reason or HEADLESS_REASON,
                 approved_by="headless",
             )
-        response = await self._approver.decide(request)
+        async with self._asking:
+            standing = self.grant_answer(request)
+            if standing is not None:
+                return standing
+            response = await self._approver.decide(request)
         if not hmac.compare_digest(response.digest, digest):
             return ApprovalResponse(
                 decision=ApprovalDecision.REJECT,
@@ -70,5 +189,40 @@ class ApprovalBroker:
                 approved_by="broker:digest_mismatch",
             )
         if response.decision is ApprovalDecision.APPROVE_SESSION:
-            self._session_grants.add(digest)
+            return self._grant_session(request, response)
+        if response.decision is ApprovalDecision.APPROVE_PROJECT:
+            return self._grant_project(request, response)
         return response
+
+    def _once_instead(self, response: ApprovalResponse, why: str) -> ApprovalResponse:
+        return response.model_copy(
+            update={
+                "decision": ApprovalDecision.APPROVE_ONCE,
+                "scope": None,
+                "feedback": f"approved once: {why}",
+            }
+        )
+
+    def _grant_session(self, request: ApprovalRequest, response: ApprovalResponse) -> ApprovalResponse:
+        kind = response.scope or "exact"
+        scope = next((s for s in request.scopes if s.kind == kind), None)
+        if scope is None:
+            offered = ", ".join(s.kind for s in request.scopes) or "none"
+            return self._once_instead(
+                response, f"no session scope {kind!r} was offered for this action (offered: {offered})"
+            )
+        self._grants.append(grant_for(scope))
+        return response.model_copy(update={"scope": kind})
+
+    def _grant_project(self, request: ApprovalRequest, response: ApprovalResponse) -> ApprovalResponse:
+        rule = request.project_rule
+        if rule is None or self._project_settings is None:
+            return self._once_instead(response, "no project rule was offered for this action")
+        try:
+            add_allow_rule(self._project_settings, rule)
+        except ProjectSettingsError as exc:
+            return self._once_instead(response, f"the project rule {rule} was not saved: {exc}")
+        self._grants.append(grant_for_rule(rule))
+        return response.model_copy(
+            update={"scope": rule, "feedback": f"added {rule} to {self._project_settings}"}
+        )

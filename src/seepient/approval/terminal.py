@@ -1,7 +1,9 @@
 """The terminal approver: shows the action on stderr (coloured diff or command and folder) and reads the answer.
 
-Answers: ``y`` approve once, ``a`` approve for the session, ``n`` reject and then one line of feedback
-that goes back to the model as the tool result.
+Answers: ``y`` approve once; ``a`` approve for the session, then a scope among those offered (this exact
+action, a command prefix, edits under a directory; Enter takes the exact action); ``p`` approve always for
+this project (the rule to be written is shown first); ``n`` reject, then one line of feedback that goes back
+to the model as the tool result. Asks that no grant may answer offer only ``y`` and ``n``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,14 @@ import asyncio
 import os
 from typing import TextIO
 
-from seepient.protocol import ApprovalDecision, ApprovalRequest, ApprovalResponse, FileChange, ShellCommand
+from seepient.protocol import (
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovalResponse,
+    ApprovalScope,
+    FileChange,
+    ShellCommand,
+)
 
 _RESET = "\x1b[0m"
 _STYLES = {"add": "\x1b[32m", "del": "\x1b[31m", "hunk": "\x1b[36m", "head": "\x1b[1m", "warn": "\x1b[33m"}
@@ -50,6 +59,16 @@ def render_request(request: ApprovalRequest, *, colour: bool) -> str:
     for reason in request.verdict.reasons:
         out.append(f"  why asked: {reason}")
     out.append(f"  digest:  {action.digest[:16]}…")
+    out.append("  [y] approve once")
+    if request.scopes:
+        out.append("  [a] approve for this session: " + "; ".join(s.label for s in request.scopes))
+    if request.project_rule:
+        out.append(
+            f"  [p] approve always in this project: adds {request.project_rule} to .seepient/settings.json"
+        )
+    out.append("  [n] reject, and tell the model why")
+    if not request.scopes:
+        out.append(f"  (only once: {request.verdict.rule or 'this check'} asks every time)")
     return "\n".join(out)
 
 
@@ -77,6 +96,9 @@ async def _read_line(fd: int) -> str | None:
         buf += chunk
 
 
+_SCOPE_KEYS = {"exact": "e", "prefix": "c", "directory": "d"}
+
+
 class TerminalApprover:
     """Asks on ``out`` (stderr) and reads answers from ``input_fd`` (stdin, a terminal)."""
 
@@ -92,19 +114,26 @@ class TerminalApprover:
     async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
         digest = request.digest
         self._say("\n" + render_request(request, colour=self._colour) + "\n")
+        keys = ["y", *(["a"] if request.scopes else []), *(["p"] if request.project_rule else []), "n"]
         while True:
-            self._say("Approve? [y] once  [a] for this session  [n] reject: ")
+            self._say(f"Approve? [{'/'.join(keys)}]: ")
             answer = await _read_line(self._fd)
             if answer is None:
-                return ApprovalResponse(
-                    decision=ApprovalDecision.REJECT, digest=digest, feedback="input closed before an answer"
-                )
+                return _closed(digest)
             answer = answer.strip().lower()
             if answer in ("y", "yes"):
                 return ApprovalResponse(decision=ApprovalDecision.APPROVE_ONCE, digest=digest)
-            if answer in ("a", "always", "session"):
+            if answer in ("a", "session") and request.scopes:
+                scope = await self._choose_scope(request)
+                if scope is None:
+                    return _closed(digest)
                 return ApprovalResponse(
-                    decision=ApprovalDecision.APPROVE_SESSION, digest=digest, scope="exact"
+                    decision=ApprovalDecision.APPROVE_SESSION, digest=digest, scope=scope.kind
+                )
+            if answer in ("p", "project", "always") and request.project_rule:
+                self._say(f"  adding {request.project_rule} to the project settings\n")
+                return ApprovalResponse(
+                    decision=ApprovalDecision.APPROVE_PROJECT, digest=digest, scope=request.project_rule
                 )
             if answer in ("n", "no"):
                 self._say("Tell the model why (or what to do instead), then Enter: ")
@@ -112,4 +141,31 @@ class TerminalApprover:
                 return ApprovalResponse(
                     decision=ApprovalDecision.REJECT, digest=digest, feedback=feedback or None
                 )
-            self._say("Please answer y, a or n.\n")
+            self._say(f"Please answer {', '.join(keys[:-1])} or {keys[-1]}.\n")
+
+    async def _choose_scope(self, request: ApprovalRequest) -> ApprovalScope | None:
+        """The session scope: the only one offered, or the person's pick (Enter takes the exact action)."""
+        if len(request.scopes) == 1:
+            return request.scopes[0]
+        by_key = {_SCOPE_KEYS[s.kind]: s for s in request.scopes}
+        lines = ["  For the rest of this session, approve:"]
+        for key, scope in by_key.items():
+            lines.append(f"    [{key}] {scope.label}" + (" (default)" if scope.kind == "exact" else ""))
+        self._say("\n".join(lines) + "\n")
+        while True:
+            self._say(f"Scope? [{'/'.join(by_key)}]: ")
+            answer = await _read_line(self._fd)
+            if answer is None:
+                return None
+            answer = answer.strip().lower()
+            if answer == "":
+                return by_key["e"]
+            if answer in by_key:
+                return by_key[answer]
+            self._say(f"Please answer {', '.join(by_key)} (or Enter for this exact action).\n")
+
+
+def _closed(digest: str) -> ApprovalResponse:
+    return ApprovalResponse(
+        decision=ApprovalDecision.REJECT, digest=digest, feedback="input closed before an answer"
+    )

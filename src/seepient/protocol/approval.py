@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -13,7 +14,20 @@ from seepient.protocol.verdict import Verdict
 class ApprovalDecision(StrEnum):
     APPROVE_ONCE = "approve_once"
     APPROVE_SESSION = "approve_session"
+    APPROVE_PROJECT = "approve_project"
     REJECT = "reject"
+
+
+class ApprovalScope(BaseModel):
+    """What "approve for this session" would cover: ``exact`` (this digest), ``prefix`` (shell commands whose
+    every simple command starts with ``value``'s words) or ``directory`` (file changes under ``value``,
+    workspace-relative). ``label`` is the human wording shown with the choice."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["exact", "prefix", "directory"]
+    value: str
+    label: str
 
 
 class ApprovalRequest(BaseModel):
@@ -23,6 +37,10 @@ class ApprovalRequest(BaseModel):
     session_id: str
     action: PreparedActionDraft
     verdict: Verdict
+    scopes: tuple[ApprovalScope, ...] = ()
+    """Session scopes offered; empty means only approve-once (or reject) can be answered."""
+    project_rule: str | None = None
+    """The allow rule "approve always for this project" would write, when that answer is offered."""
 
     @property
     def digest(self) -> str:
@@ -32,7 +50,8 @@ class ApprovalRequest(BaseModel):
 class ApprovalResponse(BaseModel):
     """``digest`` must equal the request's action digest, or the answer does not apply.
 
-    ``approved_by`` says who answered (``user``, ``flag:-y``, ``grant:session``, ``headless``).
+    ``approved_by`` says who answered (``user``, ``flag:-y``, ``grant:session``, ``classifier``, ``headless``).
+    ``scope`` names the ``kind`` of the offered ``ApprovalScope`` an ``approve_session`` answer chose.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

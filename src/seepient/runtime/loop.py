@@ -11,8 +11,10 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from seepient.context.manager import ConversationContext
 from seepient.models.base import Model, ModelError
 from seepient.protocol import (
+    CompactionEvent,
     Completion,
     ErrorEvent,
     Message,
@@ -21,6 +23,7 @@ from seepient.protocol import (
     TextDelta,
     ToolCall,
     ToolCallEvent,
+    ToolSpec,
     TurnCompleted,
     TurnStarted,
     Usage,
@@ -73,6 +76,7 @@ class AgentLoop:
         history: list[Message],
         system_prompt: str,
         max_steps: int,
+        context: ConversationContext | None = None,
     ) -> None:
         self._model = model
         self._model_name = model_name
@@ -82,11 +86,14 @@ class AgentLoop:
         self._history = history
         self._system = system_prompt
         self._max_steps = max_steps
+        self._context = context
 
     async def run_turn(self, prompt: str) -> TurnOutcome:
         turn_id = new_id("turn")
         self._events.emit(TurnStarted, turn_id=turn_id, prompt=prompt)
         self._history.append(Message.user(prompt))
+        if self._context is not None:
+            self._system = self._context.start_turn(prompt)
         usage = Usage()
         text = ""
         step = 0
@@ -110,10 +117,13 @@ class AgentLoop:
             return self._complete(turn_id, "error", text, step, usage, error=str(exc))
 
     async def _stream_step(self, turn_id: str) -> Completion:
+        tools = tuple(self._registry.specs())
+        if self._context is not None:
+            await self._fit_history(turn_id, tools)
         request = ModelRequest(
             model=self._model_name,
             messages=(Message.system(self._system), *self._history),
-            tools=tuple(self._registry.specs()),
+            tools=tools,
         )
         completion: Completion | None = None
         async for event in self._model.stream(request):
@@ -123,7 +133,17 @@ class AgentLoop:
                 completion = event
         if completion is None:
             raise ModelError("the model stream ended without a completion", retryable=True)
+        if self._context is not None:
+            self._context.observe(request, completion.usage)
         return completion
+
+    async def _fit_history(self, turn_id: str, tools: tuple[ToolSpec, ...]) -> None:
+        """Compact the history in place when the next request would come near the model's window."""
+        assert self._context is not None
+        result = await self._context.fit(self._system, self._history, tools)
+        if result is not None:
+            self._history[:] = result.messages
+            self._events.emit(CompactionEvent, turn_id=turn_id, **result.event_fields())
 
     async def _run_calls(self, calls: Sequence[ToolCall], turn_id: str) -> None:
         for call in calls:

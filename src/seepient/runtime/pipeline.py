@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,14 +13,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from seepient.approval import ApprovalBroker
+from seepient.approval import HEADLESS_REASON, ApprovalBroker, once_only_reason
 from seepient.audit.log import AuditLog
 from seepient.audit.record import AuditOutcome, AuditRecord, OutcomeStatus
+from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import (
     ActionExecutor,
     ActionKind,
-    ApprovalRequest,
+    ApprovalDecision,
     ApprovalResponse,
     Decision,
     Message,
@@ -60,6 +61,10 @@ class PipelineDeps:
     default_timeout_ms: int = 120_000
     pre_hooks: list[PreHook] = field(default_factory=list)
     post_hooks: list[PostHook] = field(default_factory=list)
+    classifier: AutoModeClassifier | None = None
+    """Set in ``auto`` mode: decides asks of the consent mode before a person is asked."""
+    transcript: Sequence[Message] = ()
+    """The session's live history, which the classifier reads."""
 
 
 @dataclass(frozen=True)
@@ -138,9 +143,7 @@ class ToolCallPipeline:
             if not approval.approved:
                 feedback = approval.feedback or "no reason given"
                 self._record(draft, verdict, approval, "rejected", detail=feedback)
-                return self._finish(
-                    call, turn_id, "rejected", f"The user rejected this action: {feedback}", draft
-                )
+                return self._finish(call, turn_id, "rejected", _refusal_text(approval, feedback), draft)
 
         output = await self._execute(tool, draft, ctx, verdict, approval)
         for post in d.post_hooks:
@@ -149,12 +152,43 @@ class ToolCallPipeline:
         return self._finish(call, turn_id, "error" if output.is_error else "ok", text, draft, output.data)
 
     async def _ask(self, draft: PreparedActionDraft, verdict: Verdict, turn_id: str) -> ApprovalResponse:
+        """ask → session grant → (auto mode) classifier → -y, a person, or a headless refusal."""
         d = self._d
-        request = ApprovalRequest(session_id=d.session_id, action=draft, verdict=verdict)
+        request = d.broker.request_for(draft, verdict)
         d.events.emit(PermissionRequest, turn_id=turn_id, request=request)
-        response = await d.broker.resolve(request)
+        response = d.broker.grant_answer(request)
+        headless_reason: str | None = None
+        classifier = d.classifier
+        # The classifier answers only what the consent mode asked; asks that no mode may skip (and ask
+        # rules a person wrote) go to a person, as in every other mode.
+        if response is None and classifier is not None and once_only_reason(verdict) is None:
+            if not classifier.stopped:
+                response = await self._classify(classifier, draft, verdict)
+            else:
+                headless_reason = (
+                    f"{classifier.stop_reason}, so a person must approve this action; {HEADLESS_REASON}"
+                )
+        if response is None:
+            response = await d.broker.resolve(request, headless_reason=headless_reason)
         d.events.emit(PermissionResolved, turn_id=turn_id, request_id=request.request_id, response=response)
         return response
+
+    async def _classify(
+        self, classifier: AutoModeClassifier, draft: PreparedActionDraft, verdict: Verdict
+    ) -> ApprovalResponse:
+        decision = await classifier.classify(draft, verdict, list(self._d.transcript))
+        reason = decision.reason
+        if not decision.allowed and classifier.stopped:
+            reason += (
+                f" ({classifier.stop_reason}: from now on a person is asked, and a run with no one to ask "
+                "refuses)"
+            )
+        return ApprovalResponse(
+            decision=ApprovalDecision.APPROVE_ONCE if decision.allowed else ApprovalDecision.REJECT,
+            digest=draft.digest,
+            feedback=reason,
+            approved_by="classifier",
+        )
 
     async def _execute(
         self,
@@ -265,3 +299,14 @@ class ToolCallPipeline:
             data=data or {},
         )
         return CallResult(message=Message.tool_result(call, text, is_error=status != "ok"), status=status)
+
+
+def _refusal_text(approval: ApprovalResponse, feedback: str) -> str:
+    """What the model reads when an ask was not approved: who said no, and why."""
+    if approval.approved_by == "user":
+        return f"The user rejected this action: {feedback}"
+    if approval.approved_by == "classifier":
+        return (
+            f"Blocked by auto mode's safety classifier: {feedback}. Propose something else, or ask the user."
+        )
+    return f"Not run: {feedback}"

@@ -9,20 +9,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from seepient.approval import ApprovalBroker, Approver
+from seepient.approval import ApprovalBroker, Approver, ScopeFinder
 from seepient.audit.log import AuditLog
 from seepient.config import SeepientPaths, Settings, SettingsError, load_settings
 from seepient.config.settings import normalise_mode
-from seepient.context.prompt import system_prompt
+from seepient.context.manager import ConversationContext
 from seepient.execution.local import LocalExecutor
 from seepient.models.base import Model
 from seepient.models.resolve import resolve_model
+from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import Message, RuntimeEvent, new_id
 from seepient.runtime.events import EventListener, EventStream
 from seepient.runtime.loop import AgentLoop, TurnOutcome
 from seepient.runtime.pipeline import PipelineDeps, ToolCallPipeline
 from seepient.tools.base import Tool
+from seepient.tools.builtin.skill import SkillTool
 from seepient.tools.registry import ToolRegistry, builtin_registry
 
 __all__ = ["Session", "SessionOptions", "TurnOutcome"]
@@ -50,6 +52,13 @@ class SessionOptions:
     paths: SeepientPaths | None = None
     environ: Mapping[str, str] | None = None
     extra_tools: list[Tool] = field(default_factory=list)  # type: ignore[type-arg]
+    skills: list[str] = field(default_factory=list)
+    principal: str | None = None
+    """Who drives the session on a multi-user surface; written into every audit record."""
+    session_id: str | None = None
+    """Keep an id the surface already gave the session (the server's stored sessions); new when ``None``."""
+    history: list[Message] = field(default_factory=list)
+    """Messages of earlier turns to continue from (a session the server restored from its store)."""
 
 
 class Session:
@@ -67,6 +76,8 @@ class Session:
         loop: AgentLoop,
         audit: AuditLog,
         sandbox: str,
+        context: ConversationContext | None = None,
+        history: list[Message] | None = None,
     ) -> None:
         self.id = session_id
         self.workspace = workspace
@@ -76,10 +87,17 @@ class Session:
         self.registry = registry
         self.audit = audit
         self.sandbox = sandbox
+        self.context = context
         self._model = model
         self._events = events
         self._loop = loop
         self._lock = asyncio.Lock()
+        self._history = history if history is not None else []
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """The messages the model has seen so far (without the system prompt)."""
+        return tuple(self._history)
 
     @classmethod
     def open(cls, options: SessionOptions) -> Session:
@@ -103,7 +121,7 @@ class Session:
             spec, settings=settings.models, base_url=options.base_url, environ=options.environ
         )
 
-        session_id = new_id("ses")
+        session_id = options.session_id or new_id("ses")
         events = EventStream(session_id)
         registry = builtin_registry()
         for tool in options.extra_tools:
@@ -118,11 +136,24 @@ class Session:
             max_output_bytes=settings.execution.max_output_bytes,
             environ=options.environ,
         )
-        audit = AuditLog(paths.audit_log)
+        audit = AuditLog(paths.audit_log, principal=options.principal)
+        history: list[Message] = list(options.history)
+        broker = ApprovalBroker(
+            options.approver,
+            auto_approve=options.auto_approve,
+            scopes=ScopeFinder(policy.workspace, policy.guard, home=policy.guard.home),
+            project_settings=SeepientPaths.project_settings(policy.workspace),
+        )
+        # Until the router's efficient tier exists (issue 4), auto mode's classifier asks the session's model.
+        classifier = (
+            AutoModeClassifier(model, model_name=spec.split(":", 1)[1] if ":" in spec else spec)
+            if mode == "auto"
+            else None
+        )
         deps = PipelineDeps(
             registry=registry,
             policy=policy,
-            broker=ApprovalBroker(options.approver, auto_approve=options.auto_approve),
+            broker=broker,
             executor=executor,
             audit=audit,
             events=events,
@@ -131,8 +162,24 @@ class Session:
             model_name=spec,
             surface=options.surface,
             default_timeout_ms=settings.execution.default_timeout_ms,
+            classifier=classifier,
+            transcript=history,
         )
-        history: list[Message] = []
+        context = ConversationContext.open(
+            workspace,
+            settings=settings,
+            seepient_home=paths.home,
+            consent_mode=mode,
+            sandboxed=sandbox != "off",
+            skills=options.skills,
+            summary_model=model,
+            summary_model_name=spec.split(":", 1)[1] if ":" in spec else spec,
+            guard=policy.guard,
+            environ=options.environ,
+        )
+        skill_tool = registry.get(SkillTool.name)
+        if isinstance(skill_tool, SkillTool):
+            skill_tool.bind(context.skills)
         loop = AgentLoop(
             model=model,
             model_name=spec.split(":", 1)[1] if ":" in spec else spec,
@@ -140,8 +187,9 @@ class Session:
             pipeline=ToolCallPipeline(deps),
             events=events,
             history=history,
-            system_prompt=system_prompt(workspace, sandboxed=sandbox != "off"),
+            system_prompt=context.system_prompt(),
             max_steps=options.max_steps or settings.runtime.max_steps,
+            context=context,
         )
         return cls(
             session_id=session_id,
@@ -155,6 +203,8 @@ class Session:
             loop=loop,
             audit=audit,
             sandbox=sandbox,
+            context=context,
+            history=history,
         )
 
     def subscribe(self, listener: EventListener) -> None:

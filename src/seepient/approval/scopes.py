@@ -1,0 +1,260 @@
+"""Session grants: which asks a grant may answer, which scopes an ask offers, and whether a grant covers an action.
+
+A grant is the lowest-precedence allow there is: it only ever answers an ask of the consent mode (a
+verdict whose rule is ``mode:…``), which policy gives after deny rules, the action's own checks, ask rules
+and allow rules have all had their say. So a grant never reaches a deny, never skips an ask that no mode
+may skip, and never overrides an ask rule a person wrote.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from seepient.policy.paths import is_shell_sink
+from seepient.policy.rules import PolicyRuleError, Rule, parse_rule
+from seepient.policy.shell import ShellAnalysis, analyse_command
+from seepient.protocol import (
+    ApprovalScope,
+    Decision,
+    FileChange,
+    PathAccess,
+    PathDenied,
+    PreparedActionDraft,
+    ShellCommand,
+    Verdict,
+)
+
+MODE_RULE_PREFIX = "mode:"
+"""Verdicts the consent mode gave start with this; only they may be answered by a standing grant."""
+
+# Runners whose next word names what they run (`npm run test`, `uv run pytest`): the prefix keeps it.
+_RUNNER_WORDS = frozenset({"run", "exec", "x", "dlx"})
+# A word that can stand in a derived prefix: a subcommand or script name, never an option, a path or a glob.
+_SUBCOMMAND_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]*")
+# Path components that can go into an Edit rule as they are: no glob metacharacters, blanks or escapes.
+_PLAIN_COMPONENT = re.compile(r"[A-Za-z0-9_@+=,.-]+")
+
+
+def once_only_reason(verdict: Verdict) -> str | None:
+    """Why only approve-once may answer this verdict, or None when a grant (or the classifier) may answer it."""
+    if verdict.decision is not Decision.ASK:
+        return f"policy said {verdict.decision.value}, not ask"
+    rule = verdict.rule or ""
+    if rule.startswith(MODE_RULE_PREFIX):
+        return None
+    if rule.startswith("ask:"):
+        return f"an ask rule ({rule.removeprefix('ask:')}) asks every time"
+    return f"{rule or 'this check'} asks every time; no grant and no mode may skip it"
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What an ask may be answered with beyond once: session scopes and the project rule."""
+
+    scopes: tuple[ApprovalScope, ...] = ()
+    project_rule: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionGrant:
+    """A standing answer for the rest of the session.
+
+    ``kind`` ``exact`` binds a digest; ``prefix`` and ``rule`` carry a parsed allow rule (a command prefix, or
+    the rule written to the project settings); ``directory`` a workspace-relative directory.
+    """
+
+    kind: Literal["exact", "prefix", "directory", "rule"]
+    label: str
+    digest: str | None = None
+    rule: Rule | None = None
+    directory: PurePosixPath | None = None
+
+
+class ScopeFinder:
+    """Derives the scopes an ask offers and decides whether a grant covers an action, for one workspace.
+
+    Every decision re-reads the action itself: shell lines are analysed again and file paths resolved again
+    (symlinks and ``..`` included) through the same path guard policy uses, so a grant covers what the
+    action does now, not what its text looks like.
+    """
+
+    def __init__(self, workspace: Path, paths: PathAccess, *, home: Path | None = None) -> None:
+        self.workspace = workspace
+        self._paths = paths
+        self._home = home or Path.home()
+
+    # -- offering -------------------------------------------------------------------------------------
+
+    def offer(self, action: PreparedActionDraft, verdict: Verdict) -> Offer:
+        if once_only_reason(verdict) is not None:
+            return Offer()
+        scopes = [ApprovalScope(kind="exact", value=action.digest, label="this exact action")]
+        project_rule: str | None = None
+        payload = action.payload
+        if isinstance(payload, ShellCommand):
+            prefix = self._prefix_rule(payload)
+            if prefix is not None:
+                assert prefix.argv is not None
+                shown = " ".join(prefix.argv)
+                spec = prefix.text[len("Shell(") : -1]
+                scopes.append(
+                    ApprovalScope(kind="prefix", value=spec, label=f"commands starting with `{shown}`")
+                )
+                project_rule = prefix.text
+        elif isinstance(payload, FileChange):
+            resolved = self._resolve_change(payload)
+            if resolved is not None:
+                relative, absolute = resolved
+                directory = relative.parent
+                label = (
+                    "edits anywhere in the workspace"
+                    if directory == PurePosixPath(".")
+                    else f"edits under {directory}/"
+                )
+                scopes.append(ApprovalScope(kind="directory", value=str(directory), label=label))
+                project_rule = self._edit_rule(relative, absolute)
+        return Offer(scopes=tuple(scopes), project_rule=project_rule)
+
+    # -- covering -------------------------------------------------------------------------------------
+
+    def covers(self, grant: SessionGrant, action: PreparedActionDraft) -> bool:
+        """Whether ``grant`` covers ``action``. The caller has already checked the verdict is a mode ask."""
+        if grant.kind == "exact":
+            return grant.digest is not None and hmac.compare_digest(grant.digest, action.digest)
+        payload = action.payload
+        if grant.kind == "directory":
+            if grant.directory is None or not isinstance(payload, FileChange):
+                return False
+            resolved = self._resolve_change(payload)
+            return resolved is not None and _strictly_under(resolved[0], grant.directory)
+        rule = grant.rule
+        if rule is None:
+            return False
+        if rule.tool == "Shell":
+            return isinstance(payload, ShellCommand) and self._shell_covered(rule, payload)
+        if rule.tool in ("Edit", "Write") and isinstance(payload, FileChange):
+            if rule.tool == "Write" and payload.new_content is None:
+                return False
+            resolved = self._resolve_change(payload)
+            return resolved is not None and rule.matches_path(
+                resolved[1], workspace=self.workspace, home=self._home, lenient=False
+            )
+        return False
+
+    # -- shell ----------------------------------------------------------------------------------------
+
+    def _analyse(self, shell: ShellCommand) -> ShellAnalysis:
+        return analyse_command(
+            shell.command, cwd=Path(shell.cwd or self.workspace), workspace=self.workspace, home=self._home
+        )
+
+    def _shell_covered(self, rule: Rule, shell: ShellCommand) -> bool:
+        """Every simple command of the line, nested ones included, starts with the rule's words and writes
+        through no redirection: one more command of any other kind and the line is not covered."""
+        analysis = self._analyse(shell)
+        if not analysis.parsed or analysis.sets_variables or not analysis.facts:
+            return False
+        for facts in analysis.facts:
+            if not facts.stages or not facts.stages[0]:
+                return False
+            for operand in facts.operands:
+                if operand.write and operand.role == "redirection target":
+                    if not (operand.word.static and is_shell_sink(operand.word.text)):
+                        return False
+            if not rule.matches_argv(facts.stages[0], lenient=False):
+                return False
+        return True
+
+    def _prefix_rule(self, shell: ShellCommand) -> Rule | None:
+        """``Shell(<program> [subcommand…]:*)`` from the first simple command, when it covers the whole line.
+
+        The prefix is the program and the words after it that name a subcommand (``git commit``, ``npm run
+        test``), stopping at the first option, file operand or computed word. It is offered only when it
+        covers the very line being approved, so a person never grants something other than what they see.
+        """
+        analysis = self._analyse(shell)
+        if not analysis.parsed or analysis.sets_variables or not analysis.facts:
+            return None
+        first = analysis.facts[0]
+        if len(first.stages) != 1 or not first.stages[0]:
+            return None  # behind a wrapper (sudo, env, timeout…) a prefix would mean the wrapper
+        argv = first.stages[0]
+        program = argv[0]
+        if not program.static or program.glob or not program.text:
+            return None
+        operands = {operand.word.text for operand in first.operands}
+        words = [program.text]
+        limit = 3 if len(argv) > 1 and argv[1].text in _RUNNER_WORDS else 2
+        for word in argv[1:limit]:
+            if (
+                not word.static
+                or word.glob
+                or word.text in operands
+                or not _SUBCOMMAND_WORD.fullmatch(word.text)
+            ):
+                break
+            words.append(word.text)
+        try:
+            rule = parse_rule(f"Shell({' '.join(words)}:*)", "session grant")
+        except PolicyRuleError:
+            return None
+        if rule.argv != tuple(words) or not rule.prefix:
+            return None
+        return rule if self._shell_covered(rule, shell) else None
+
+    # -- files ----------------------------------------------------------------------------------------
+
+    def _resolve_change(self, change: FileChange) -> tuple[PurePosixPath, str] | None:
+        """The change's workspace-relative and absolute path after resolving symlinks and ``..``, or None
+        when the path guard refuses it."""
+        try:
+            resolved = self._paths.for_write(change.path)
+        except PathDenied:
+            return None
+        if resolved.relative is None or resolved.relative in ("", "."):
+            return None
+        return PurePosixPath(resolved.relative), resolved.absolute
+
+    def _edit_rule(self, relative: PurePosixPath, absolute: str) -> str | None:
+        """``Edit(/dir/**)`` for a file in a subdirectory, ``Edit(/name)`` for one at the root; None when a
+        component would need glob escaping (the rule must mean exactly what the person is shown)."""
+        parts = relative.parts
+        if not parts or any(not _PLAIN_COMPONENT.fullmatch(part) or part in (".", "..") for part in parts):
+            return None
+        text = f"Edit(/{'/'.join(parts[:-1])}/**)" if len(parts) > 1 else f"Edit(/{parts[0]})"
+        try:
+            rule = parse_rule(text, "project rule")
+        except PolicyRuleError:
+            return None
+        if not rule.matches_path(absolute, workspace=self.workspace, home=self._home, lenient=False):
+            return None
+        return text
+
+
+def grant_for(scope: ApprovalScope) -> SessionGrant:
+    """The grant a chosen (offered) scope leaves behind."""
+    if scope.kind == "exact":
+        return SessionGrant(kind="exact", label=scope.label, digest=scope.value)
+    if scope.kind == "prefix":
+        return SessionGrant(
+            kind="prefix", label=scope.label, rule=parse_rule(f"Shell({scope.value})", "session grant")
+        )
+    return SessionGrant(kind="directory", label=scope.label, directory=PurePosixPath(scope.value))
+
+
+def grant_for_rule(rule_text: str) -> SessionGrant:
+    """The session grant standing in for a rule just written to the project settings (the policy engine
+    read its rules when the session opened)."""
+    return SessionGrant(
+        kind="rule", label=rule_text, rule=parse_rule(rule_text, "project settings (approved at the prompt)")
+    )
+
+
+def _strictly_under(path: PurePosixPath, directory: PurePosixPath) -> bool:
+    """Component-wise containment: ``src/a.py`` is under ``src`` but ``srcx/a.py`` is not."""
+    base = () if directory == PurePosixPath(".") else directory.parts
+    return len(path.parts) > len(base) and path.parts[: len(base)] == base
