@@ -19,7 +19,7 @@ from seepient.tools.builtin import (
 )
 from seepient.tools.registry import ToolRegistry, builtin_registry
 
-BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "glob", "grep", "shell"]
+BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "glob", "grep", "shell", "skill"]
 
 
 class _NoArgs(BaseModel):
@@ -47,7 +47,7 @@ def test_builtin_registry_offers_the_design_tools_in_order() -> None:
     assert [spec.name for spec in registry.specs()] == BUILTIN_NAMES
     assert all(registry.get(name) is not None for name in BUILTIN_NAMES)
     assert registry.get("apply_patch") is None
-    assert "shell" in registry and "nope" not in registry and len(registry) == 6
+    assert "shell" in registry and "nope" not in registry and len(registry) == len(BUILTIN_NAMES)
 
 
 def test_read_only_tools_are_marked_concurrency_safe_and_the_others_are_not() -> None:
@@ -62,6 +62,7 @@ def test_read_only_tools_are_marked_concurrency_safe_and_the_others_are_not() ->
         "glob": (True, True),
         "grep": (True, True),
         "shell": (False, False),
+        "skill": (True, True),
     }
 
 
@@ -120,6 +121,7 @@ def test_schemas_match_the_documented_arguments() -> None:
         "glob": ({"pattern", "path"}, {"pattern"}),
         "grep": ({"pattern", "path", "glob", "ignore_case", "output_mode"}, {"pattern"}),
         "shell": ({"command", "timeout_ms", "workdir", "run_in_background"}, {"command"}),
+        "skill": ({"name"}, {"name"}),
     }
 
 

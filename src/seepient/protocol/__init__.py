@@ -19,8 +19,9 @@ from seepient.protocol.actions import (
     new_id,
     payload_digest,
 )
-from seepient.protocol.approval import ApprovalDecision, ApprovalRequest, ApprovalResponse
+from seepient.protocol.approval import ApprovalDecision, ApprovalRequest, ApprovalResponse, ApprovalScope
 from seepient.protocol.events import (
+    CompactionEvent,
     ErrorEvent,
     PermissionRequest,
     PermissionResolved,
@@ -34,11 +35,21 @@ from seepient.protocol.events import (
 from seepient.protocol.executor import (
     ActionExecutor,
     CommitOutcome,
+    FetchOutcome,
+    FetchRefused,
     GrepOutcome,
     SandboxUnavailable,
     ShellOutcome,
 )
-from seepient.protocol.messages import Message, ModelRequest, ToolCall, ToolSpec, Usage
+from seepient.protocol.messages import (
+    ImagePart,
+    Message,
+    ModelRequest,
+    ProviderContent,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from seepient.protocol.paths import PathAccess, PathDenied, ResolvedPath
 from seepient.protocol.stream import Completion, ModelStreamEvent, TextChunk, ToolCallChunk
 from seepient.protocol.verdict import Decision, Verdict
@@ -50,8 +61,10 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalRequest",
     "ApprovalResponse",
+    "ApprovalScope",
     "Capability",
     "CommitOutcome",
+    "CompactionEvent",
     "Completion",
     "Decision",
     "EditBlock",
@@ -59,6 +72,7 @@ __all__ = [
     "FetchRequest",
     "FileChange",
     "GrepOutcome",
+    "ImagePart",
     "Message",
     "ModelRequest",
     "ModelStreamEvent",
@@ -67,10 +81,13 @@ __all__ = [
     "PermissionRequest",
     "PermissionResolved",
     "PreparedActionDraft",
+    "ProviderContent",
     "ReadAction",
     "Redirection",
     "ResolvedPath",
     "RuntimeEvent",
+    "FetchOutcome",
+    "FetchRefused",
     "SandboxUnavailable",
     "ShellCommand",
     "ShellOutcome",

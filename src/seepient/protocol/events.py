@@ -85,6 +85,25 @@ class ErrorEvent(_Event):
     message: str
 
 
+class CompactionEvent(_Event):
+    """The history was shortened to fit the model's window: old tool outputs pruned, older turns summarised.
+
+    Token counts are estimates; ``summary_error`` is set when the summary call failed and a plain digest of
+    the older turns stood in for it.
+    """
+
+    type: Literal["compaction"] = "compaction"
+    turn_id: str | None = None
+    reason: Literal["threshold", "forced"]
+    tokens_before: int
+    tokens_after: int
+    window_tokens: int
+    pruned_tool_outputs: int = 0
+    summarised_messages: int = 0
+    summary_model: str | None = None
+    summary_error: str | None = None
+
+
 RuntimeEvent = Annotated[
     TurnStarted
     | TextDelta
@@ -93,6 +112,7 @@ RuntimeEvent = Annotated[
     | PermissionResolved
     | ToolResult
     | TurnCompleted
-    | ErrorEvent,
+    | ErrorEvent
+    | CompactionEvent,
     Field(discriminator="type"),
 ]

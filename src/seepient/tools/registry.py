@@ -8,6 +8,8 @@ from typing import Any
 from seepient.protocol import ToolSpec
 from seepient.tools.base import Tool
 from seepient.tools.builtin import BUILTIN_TOOL_TYPES
+from seepient.tools.builtin.skill import SkillTool
+from seepient.tools.builtin.web_fetch import WebFetchTool
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """What every provider accepts as a function name (OpenAI and Anthropic both cap it at 64 characters)."""
@@ -63,4 +65,6 @@ def builtin_registry() -> ToolRegistry:
     registry = ToolRegistry()
     for tool_type in BUILTIN_TOOL_TYPES:
         registry.register(tool_type())
+    registry.register(SkillTool())
+    registry.register(WebFetchTool())
     return registry

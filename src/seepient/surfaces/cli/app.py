@@ -98,7 +98,7 @@ def run(
     ] = False,
     mode: Annotated[
         str | None,
-        typer.Option(help="Consent mode: always-ask, ask-untrusted (default), autonomous-trusted."),
+        typer.Option(help="Consent mode: always-ask, ask-untrusted (default; alias on-request), auto (a classifier decides what would ask), autonomous-trusted (alias bypass)."),
     ] = None,
     model: Annotated[
         str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4.1, ollama:llama3.1, replay:PATH.")
@@ -118,6 +118,10 @@ def run(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")
     ] = False,
+    skill: Annotated[
+        list[str] | None,
+        typer.Option("--skill", help="Give the model this skill's full instructions (repeatable)."),
+    ] = None,
 ) -> None:
     """Run one turn of the agent on PROMPT. With no terminal on stdin and no -y, anything that needs approval is refused."""
     from seepient.approval.terminal import TerminalApprover
@@ -145,10 +149,13 @@ def run(
                 surface="cli",
                 config_file=config,
                 max_steps=max_steps,
+                skills=skill or [],
             )
         )
     except (SettingsError, ModelError) as exc:
         raise _fail(str(exc)) from None
+    for warning in session.context.warnings if session.context is not None else ():
+        typer.echo(f"seepient: warning: {warning}", err=True)
     if sandbox_choice == "off":
         typer.echo(
             "seepient: warning: --sandbox off: shell commands run unsandboxed on this machine", err=True
@@ -234,6 +241,22 @@ def audit_verify(
 
 def _register_commands() -> None:
     """Commands that live in their own modules register here, one line each (``register(app)``)."""
+    from seepient.surfaces.cli import models_cmd
+
+    models_cmd.register(app)
+    from seepient.surfaces.cli import net_cmd
+
+    net_cmd.register(app)
+    from seepient.surfaces.cli import context_cmd
+
+    context_cmd.register(app)
+    from seepient.surfaces.cli import serve_cmd, tokens_cmd
+
+    serve_cmd.register(app)
+    tokens_cmd.register(app)
+    from seepient.surfaces.cli import policy_cmd
+
+    policy_cmd.register(app)
 
 
 def run_app() -> None:

@@ -1,0 +1,90 @@
+"""``seepient context show``: the system prompt a session would start with, section by section, with where
+each part came from and its estimated tokens. No model is called."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from seepient.surfaces.cli import exit_codes
+
+context_app = typer.Typer(help="Inspect the context the model is given.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(context_app, name="context")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"seepient: {message}", err=True)
+    return typer.Exit(exit_codes.USAGE)
+
+
+@context_app.command("show")
+def show(
+    workspace: Annotated[Path, typer.Option(help="The project folder to assemble context for.")] = Path("."),
+    skill: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--skill", help="Show this skill as active, as `seepient run --skill NAME` would (repeatable)."
+        ),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document: sections, tokens, warnings, skills.")
+    ] = False,
+) -> None:
+    """Print the assembled system prompt with sources and estimated tokens, without calling a model."""
+    from seepient.config import SeepientPaths, SettingsError, load_settings
+    from seepient.config.settings import normalise_mode
+    from seepient.context.manager import ConversationContext
+    from seepient.policy.paths import PathGuard
+    from seepient.tools.registry import builtin_registry
+
+    ws = workspace.expanduser()
+    if not ws.is_dir():
+        raise _fail(f"workspace {ws} is not a directory")
+    ws = ws.resolve()
+    paths = SeepientPaths.from_env()
+    try:
+        settings = load_settings(ws, paths=paths)
+        mode = normalise_mode(settings.permissions.mode or "ask-untrusted")
+        context = ConversationContext.open(
+            ws,
+            settings=settings,
+            seepient_home=paths.home,
+            consent_mode=mode,
+            sandboxed=settings.execution.sandbox != "off",
+            skills=skill or [],
+            guard=PathGuard(ws, seepient_home=paths.home),
+        )
+    except SettingsError as exc:
+        raise _fail(str(exc)) from None
+    tools_tokens = context.estimator.tools(builtin_registry().specs())
+    sections = context.sections()
+    total = sum(s.tokens for s in sections)
+    window = settings.context.window_tokens
+    if json_output:
+        document: dict[str, Any] = context.assembled.as_dict()
+        document["sections"] = [s.as_dict() for s in sections]
+        document["total_tokens"] = total
+        document["active_skills"] = context.active_skills
+        document["tools_tokens"] = tools_tokens
+        document["window_tokens"] = window
+        document["compact_at"] = settings.context.compact_at
+        document["prompt"] = context.system_prompt()
+        typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
+        return
+    for warning in context.warnings:
+        typer.echo(f"seepient: warning: {warning}", err=True)
+    typer.echo(
+        f"System prompt for {ws}: {len(sections)} sections, about {total:,} tokens "
+        f"(estimated offline); tool schemas add about {tools_tokens:,}; window {window:,} tokens, "
+        f"history is compacted at {settings.context.compact_at:.0%}."
+    )
+    for section in sections:
+        typer.echo("")
+        typer.echo(f"── {section.title} · {section.source} · ~{section.tokens:,} tokens ──")
+        typer.echo(section.text)
