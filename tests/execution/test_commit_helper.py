@@ -7,11 +7,13 @@ import hashlib
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from seepient.execution import commit as commit_module
 from seepient.execution.commit import commit_change
 from seepient.protocol import EditBlock, FileChange
 
@@ -298,6 +300,39 @@ def test_stale_temp_files_of_dead_writers_are_removed_and_live_ones_kept(workspa
     assert live.exists() and unrelated.exists()
 
 
+def test_a_stale_temp_left_after_this_process_last_committed_there_is_removed(workspace: Path) -> None:
+    assert commit_change(workspace, write("a.txt", None, "1")).ok
+    stale = workspace / f".seepient-commit-{_dead_pid()}-0123456789abcdef.tmp"
+    stale.write_text("half-written")
+    # Creating the temp file moved the directory's timestamps, unless a coarse kernel clock left them in the
+    # same tick as the last commit; setting the mtime makes the change visible on every kernel.
+    os.utime(workspace, ns=(1_000_000_000, 1_000_000_000))
+    assert commit_change(workspace, write("a.txt", "1", "2")).ok
+    assert not stale.exists()
+
+
+def test_a_stale_temp_hidden_by_unmoved_timestamps_is_removed_once_the_rescan_interval_passes(
+    workspace: Path,
+) -> None:
+    assert commit_change(workspace, write("a.txt", None, "1")).ok
+    stale = workspace / f".seepient-commit-{_dead_pid()}-0123456789abcdef.tmp"
+    stale.write_text("half-written")
+    # The blind spot, forced: the memo vouches for the directory exactly as it is now, as if the writer had
+    # been killed within the same timestamp tick as this process's last commit here.
+    info = os.stat(workspace)
+    key = (info.st_dev, info.st_ino)
+    assert key in commit_module._scan_memo
+    commit_module._scan_memo[key] = (info.st_mtime_ns, info.st_ctime_ns, time.monotonic())
+    assert commit_change(workspace, write("a.txt", "1", "2")).ok
+    assert stale.exists()  # the scan was skipped, which is what the memo is for
+    info = os.stat(workspace)
+    long_ago = time.monotonic() - commit_module._RESCAN_AFTER_S
+    commit_module._scan_memo[key] = (info.st_mtime_ns, info.st_ctime_ns, long_ago)
+    assert commit_change(workspace, write("a.txt", "2", "3")).ok
+    assert not stale.exists()
+    assert (workspace / "a.txt").read_text() == "3"
+
+
 def test_concurrent_commits_against_the_same_pre_image_land_once(workspace: Path) -> None:
     target = workspace / "shared.txt"
     for round_number in range(25):
@@ -321,3 +356,124 @@ def test_concurrent_commits_against_the_same_pre_image_land_once(workspace: Path
         winner = next(o for o in outcomes if o.ok)
         assert sha(target.read_bytes()) == winner.post_image_sha256
     assert no_temp_files(workspace)
+
+
+@pytest.mark.parametrize(
+    ("original", "blocks"),
+    [
+        ("héllo wörld\n", [("wörld", "world")]),
+        ("ünïcode ünïcode\n", [EditBlock(search="ünïcode", replace="ascii", replace_all=True)]),
+        ("日本語のテキスト\n終わり\n", [("テキスト", "文章"), ("終わり", "end")]),
+        ("a→b→c\n", [("→b", "←B")]),
+        ("emoji 🎉 party 🎈\n", [("🎈", "balloon"), ("emoji ", "")]),
+    ],
+)
+def test_edits_on_non_ascii_text_land_exactly_as_on_the_decoded_text(
+    workspace: Path, original: str, blocks: list[tuple[str, str] | EditBlock]
+) -> None:
+    # The reference result is computed on decoded text, the way an editor would see it.
+    expected = original
+    for block in blocks:
+        search, replace = (block.search, block.replace) if isinstance(block, EditBlock) else block
+        expected = expected.replace(search, replace, -1 if isinstance(block, EditBlock) else 1)
+    (workspace / "u.txt").write_text(original, encoding="utf-8")
+    outcome = commit_change(workspace, edit("u.txt", original.encode(), *blocks))
+    assert outcome.ok, outcome.message
+    assert (workspace / "u.txt").read_text(encoding="utf-8") == expected
+    assert outcome.post_image_sha256 == sha(expected)
+
+
+@pytest.mark.parametrize(("content", "search"), [("ééé", "éé"), ("日日日", "日日"), ("né né", "né")])
+def test_a_non_ascii_search_text_that_repeats_is_not_unique(
+    workspace: Path, content: str, search: str
+) -> None:
+    (workspace / "a.txt").write_text(content, encoding="utf-8")
+    before = snapshot(workspace)
+    outcome = commit_change(workspace, edit("a.txt", content.encode(), (search, "X")))
+    assert outcome.code == "NOT_UNIQUE"
+    assert snapshot(workspace) == before
+
+
+def test_a_search_text_never_matches_inside_a_multibyte_character(workspace: Path) -> None:
+    # "é" is C3 A9 and "©" is C2 A9: a byte search for the tail of one must not find it inside the other.
+    (workspace / "a.txt").write_text("café ©\n", encoding="utf-8")
+    assert commit_change(workspace, edit("a.txt", "café ©\n".encode(), ("é", "e"))).ok
+    assert (workspace / "a.txt").read_text(encoding="utf-8") == "cafe ©\n"
+
+
+@pytest.mark.parametrize(
+    "blocks",
+    [
+        [("line 0000", "first")],
+        [("line 1999", "last")],
+        [("line 1000", "middle, and longer than it was")],
+        [("line 1500", "later"), ("line 0500", "earlier")],
+        [EditBlock(search="line 10", replace="LINE 10", replace_all=True)],
+        [("line 0042\n", "")],
+    ],
+)
+def test_the_post_image_hash_is_the_hash_of_the_committed_bytes(
+    workspace: Path, blocks: list[tuple[str, str] | EditBlock]
+) -> None:
+    original = "".join(f"line {n:04d}\n" for n in range(2000))
+    (workspace / "big.txt").write_text(original)
+    outcome = commit_change(workspace, edit("big.txt", original, *blocks))
+    assert outcome.ok, outcome.message
+    committed = (workspace / "big.txt").read_bytes()
+    assert committed != original.encode()
+    assert outcome.post_image_sha256 == sha(committed)
+
+
+def test_an_empty_file_can_be_rewritten_and_edits_on_it_find_nothing(workspace: Path) -> None:
+    (workspace / "empty.txt").write_bytes(b"")
+    assert commit_change(workspace, edit("empty.txt", b"", ("a", "b"))).code == "NOT_FOUND"
+    outcome = commit_change(workspace, write("empty.txt", b"", "now full\n"))
+    assert outcome.ok and outcome.post_image_sha256 == sha("now full\n")
+    assert (workspace / "empty.txt").read_text() == "now full\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "blocks"),
+    [
+        ("alpha\n", [("missing", "x")]),
+        ("same\nsame\n", [("same", "x")]),
+        ("alpha\n", [("", "x")]),
+    ],
+)
+def test_a_changed_file_is_reported_as_changed_even_when_the_edit_would_fail_too(
+    workspace: Path, content: str, blocks: list[tuple[str, str]]
+) -> None:
+    (workspace / "a.txt").write_text(content)
+    before = snapshot(workspace)
+    outcome = commit_change(workspace, edit("a.txt", "what the change was prepared against\n", *blocks))
+    assert outcome.code == "FILE_CHANGED"
+    assert snapshot(workspace) == before
+
+
+def test_a_changed_binary_file_is_reported_as_changed_not_as_binary(workspace: Path) -> None:
+    (workspace / "blob.bin").write_bytes(b"\xff\xfe now binary")
+    outcome = commit_change(workspace, edit("blob.bin", "text it was prepared against", ("text", "t")))
+    assert outcome.code == "FILE_CHANGED"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        FileChange(path="a.txt", pre_image_sha256=sha("ok\n"), new_content="bad \ud800\n"),
+        FileChange(
+            path="a.txt", pre_image_sha256=sha("ok\n"), edits=(EditBlock(search="ok", replace="\udfff"),)
+        ),
+        FileChange(
+            path="a.txt", pre_image_sha256=sha("ok\n"), edits=(EditBlock(search="\ud800", replace="x"),)
+        ),
+    ],
+)
+def test_text_with_a_lone_surrogate_is_invalid_and_nothing_changes(
+    workspace: Path, change: FileChange
+) -> None:
+    (workspace / "a.txt").write_text("ok\n")
+    before = snapshot(workspace)
+    outcome = commit_change(workspace, change)
+    assert outcome.code == "INVALID"
+    assert "surrogate" in outcome.message
+    assert snapshot(workspace) == before

@@ -15,6 +15,8 @@ import re
 import secrets
 import stat
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +29,18 @@ from seepient.protocol.executor import CommitOutcome
 _TEMP_NAME = re.compile(r"^\.seepient-commit-(\d+)-[0-9a-f]{16}\.tmp$")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _RENAME_NOREPLACE = 1
+# Scanning a directory for stale temp files costs time in proportion to its size, on every commit. A
+# process therefore remembers, per directory it committed into, the directory's mtime and ctime right after
+# its own commit finished with no temp file left behind. Every temp file is created and removed under the
+# directory's flock, so a helper that died holding one must have changed the directory after that point,
+# and the next commit sees a different mtime or ctime and scans. The one blind spot is a timestamp that
+# did not move because the kernel stamps with a coarse clock (a few ms per tick): a helper killed within
+# that same tick. The rescan interval bounds how long its temp file can survive that, and a process without
+# a memo for the directory (every run of seepient-fs-commit) always scans.
+_RESCAN_AFTER_S = 1.0
+_SCAN_MEMO_LIMIT = 1024
+_scan_memo: dict[tuple[int, int], tuple[int, int, float]] = {}
+_scan_memo_lock = threading.Lock()
 
 
 class CommitRequest(BaseModel):
@@ -50,10 +64,6 @@ class _Refused(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _relative_parts(workspace: Path, root: Path, raw: str) -> list[str]:
@@ -101,6 +111,9 @@ def _open_parent(
     Containment is decided on the fully resolved parent; the walk then refuses every symlink, so a
     directory swapped for a symlink between that check and this walk cannot redirect the write.
     """
+    if len(parts) == 1:
+        # The file sits in the workspace directory itself, already open without a walk.
+        return root_fd
     requested_parent = root.joinpath(*parts[:-1])
     resolved_parent = Path(os.path.realpath(requested_parent))
     if resolved_parent != root and not resolved_parent.is_relative_to(root):
@@ -155,45 +168,73 @@ def _read_current(parent_fd: int, name: str, display: str) -> tuple[bytes | None
             raise _Refused("INVALID", f"{display} is a directory")
         if not stat.S_ISREG(info.st_mode):
             raise _Refused("INVALID", f"{display} is not a regular file")
+        # Sized to the file, an unchanged file arrives in one right-sized buffer (joining a single chunk
+        # copies nothing); a fixed large buffer cost an allocation and a copy per commit. Reading on until
+        # EOF still takes in a file that grew since the fstat, which the pre-image check then refuses.
         chunks = []
-        while chunk := os.read(fd, 1 << 20):
+        while chunk := os.read(fd, info.st_size + 1):
             chunks.append(chunk)
         return b"".join(chunks), info
     finally:
         os.close(fd)
 
 
-def _apply(change: FileChange, current: bytes | None, display: str) -> bytes:
+def _utf8(text: str, display: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused(
+            "INVALID",
+            f"{display}: {what} contains a lone surrogate, which UTF-8 cannot encode; send valid Unicode text",
+        ) from None
+
+
+def _apply(change: FileChange, current: bytes | None, display: str) -> tuple[bytes, int]:
+    """The new content, and how many leading bytes it certainly shares with ``current``."""
     if change.new_content is not None:
-        return change.new_content.encode("utf-8")
+        return _utf8(change.new_content, display, "new_content"), 0
     if current is None:
         raise _Refused(
             "INVALID", f"{display}: edit blocks need an existing file; send new_content to create it"
         )
-    try:
-        text = current.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _Refused(
-            "INVALID", f"{display} is not UTF-8 text; edit blocks cannot apply, send new_content"
-        ) from None
+    # ASCII is valid UTF-8 and checking for it allocates nothing; anything else is decoded to be sure.
+    if not current.isascii():
+        try:
+            current.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Refused(
+                "INVALID", f"{display} is not UTF-8 text; edit blocks cannot apply, send new_content"
+            ) from None
+    # The edits run on the UTF-8 bytes, not on decoded text: UTF-8 is self-synchronising (an encoded
+    # character never starts with a continuation byte), so an encoded search text matches the valid UTF-8
+    # file at exactly the places the text would match the decoded file, overlaps and replace_all included;
+    # and this spares a decode of the file and an encode of the result, two full copies per commit.
+    data = current
+    # Each edit leaves the bytes before its match alone, so everything before the earliest match is shared.
+    unchanged = len(current)
     for number, edit in enumerate(change.edits or (), start=1):
         if edit.search == "":
             raise _Refused("INVALID", f"{display}: edit block {number} has an empty search text")
-        first = text.find(edit.search)
+        search = _utf8(edit.search, display, f"the search text of edit block {number}")
+        replace = _utf8(edit.replace, display, f"the replacement of edit block {number}")
+        first = data.find(search)
         if first < 0:
             raise _Refused(
                 "NOT_FOUND", f"{display}: the search text of edit block {number} does not occur in the file"
             )
+        unchanged = min(unchanged, first)
         if edit.replace_all:
-            text = text.replace(edit.search, edit.replace)
-        elif text.find(edit.search, first + 1) >= 0:
+            data = data.replace(search, replace)
+        elif data.find(search, first + 1) >= 0:
             raise _Refused(
                 "NOT_UNIQUE",
                 f"{display}: the search text of edit block {number} occurs more than once; add context or set replace_all",
             )
         else:
-            text = text[:first] + edit.replace + text[first + len(edit.search) :]
-    return text.encode("utf-8")
+            # Slices of a memoryview copy nothing, so the new content is built in a single copy.
+            view = memoryview(data)
+            data = b"".join((view[:first], replace, view[first + len(search) :]))
+    return data, unchanged
 
 
 def _remove_stale_temps(parent_fd: int) -> None:
@@ -215,9 +256,43 @@ def _remove_stale_temps(parent_fd: int) -> None:
             os.unlink(name, dir_fd=parent_fd)
 
 
+def _scan_due(directory: os.stat_result) -> float | None:
+    """When the last scan of this directory for stale temps was, or None if it must be scanned now."""
+    with _scan_memo_lock:
+        memo = _scan_memo.get((directory.st_dev, directory.st_ino))
+    if memo is None:
+        return None
+    mtime_ns, ctime_ns, scanned_at = memo
+    if (mtime_ns, ctime_ns) != (directory.st_mtime_ns, directory.st_ctime_ns):
+        return None
+    if time.monotonic() - scanned_at >= _RESCAN_AFTER_S:
+        return None
+    return scanned_at
+
+
+def _remember_clean(parent_fd: int, scanned_at: float) -> None:
+    # Called after the rename: the change has landed, so a failure here may only cost the memo.
+    try:
+        after = os.fstat(parent_fd)
+    except OSError:
+        return
+    key = (after.st_dev, after.st_ino)
+    with _scan_memo_lock:
+        if key not in _scan_memo and len(_scan_memo) >= _SCAN_MEMO_LIMIT:
+            del _scan_memo[next(iter(_scan_memo))]
+        _scan_memo[key] = (after.st_mtime_ns, after.st_ctime_ns, scanned_at)
+
+
+def _forget(directory: os.stat_result) -> None:
+    with _scan_memo_lock:
+        _scan_memo.pop((directory.st_dev, directory.st_ino), None)
+
+
 def _write_temp(parent_fd: int, data: bytes, original: os.stat_result | None) -> str:
     name = f".seepient-commit-{os.getpid()}-{secrets.token_hex(8)}.tmp"
     # A new file is created with 0o644 and the kernel applies the umask; an existing file's mode is copied.
+    # The copy is an fchmod even when the mode may already match: what the creation mode became depends on
+    # the umask, which cannot be read without setting it under every other thread, and the call costs ~1 µs.
     mode = 0o600 if original is not None else 0o644
     fd = os.open(
         name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent_fd
@@ -247,8 +322,11 @@ def _same_file(before: os.stat_result, after: os.stat_result) -> bool:
     return all(getattr(before, key) == getattr(after, key) for key in keys)
 
 
-def _create_exclusively(parent_fd: int, temp: str, name: str, display: str) -> None:
-    """Give the fully written temp file its final name, failing if that name appeared meanwhile."""
+def _create_exclusively(parent_fd: int, temp: str, name: str, display: str) -> bool:
+    """Give the fully written temp file its final name, failing if that name appeared meanwhile.
+
+    True when no temp name is left behind.
+    """
     try:
         os.link(temp, name, src_dir_fd=parent_fd, dst_dir_fd=parent_fd, follow_symlinks=False)
     except FileExistsError:
@@ -259,10 +337,13 @@ def _create_exclusively(parent_fd: int, temp: str, name: str, display: str) -> N
         if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
             raise
         _rename_noreplace(parent_fd, temp, name, display)
-        return
+        return True
     # The file has landed; a temp name that cannot be removed now is swept up by the next commit here.
-    with contextlib.suppress(OSError):
+    try:
         os.unlink(temp, dir_fd=parent_fd)
+    except OSError:
+        return False
+    return True
 
 
 def _rename_noreplace(parent_fd: int, temp: str, name: str, display: str) -> None:
@@ -287,7 +368,12 @@ def commit_change(workspace: Path, change: FileChange) -> CommitOutcome:
     """Apply ``change`` inside ``workspace`` exactly, or touch nothing and say why."""
     display = change.path
     try:
-        root = Path(os.path.realpath(workspace))
+        # Resolving the workspace costs an lstat per component of its path, on every commit. Only an
+        # absolute path (to be placed under it) and a path through directories (to be contained in it) need
+        # the resolved form; a bare file name lands in the workspace opened as given, which the kernel
+        # resolves within that same open.
+        needs_resolving = os.path.isabs(change.path) or "/" in change.path
+        root = Path(os.path.realpath(workspace)) if needs_resolving else Path(workspace)
         parts = _relative_parts(workspace, root, change.path)
         display = "/".join(parts)
         return _commit(root, parts, change, display)
@@ -343,21 +429,49 @@ def _commit_in(parent_fd: int, name: str, change: FileChange, display: str) -> C
             )
     elif current is None:
         raise _Refused("FILE_CHANGED", f"{display} no longer exists; nothing was written")
-    elif _sha256(current) != change.pre_image_sha256.lower():
-        raise _Refused(
-            "FILE_CHANGED", f"{display} changed since the change was prepared; nothing was written"
-        )
-    new_bytes = _apply(change, current, display)
-    post = _sha256(new_bytes)
-    if current is not None and new_bytes == current:
-        return CommitOutcome(
-            code="OK", message=f"{display} already has this content", path=display, post_image_sha256=post
-        )
-    _remove_stale_temps(parent_fd)
+    # The edits are applied before the pre-image is hashed (applying writes nothing) because where the first
+    # one lands tells how much of the file the new content starts with: the hash of that shared prefix is
+    # taken once and carried into both the pre-image and the post-image hash. A failed edit is reported
+    # only after the hash, so a file that changed since preparation still says FILE_CHANGED first.
+    try:
+        new_bytes, unchanged = _apply(change, current, display)
+    except _Refused as refused:
+        failed: _Refused | None = refused
+        new_bytes, unchanged = b"", 0
+    else:
+        failed = None
+    post_hash = hashlib.sha256()
+    if current is not None:
+        assert change.pre_image_sha256 is not None
+        view = memoryview(current)
+        post_hash.update(view[:unchanged])
+        pre_hash = post_hash.copy()
+        pre_hash.update(view[unchanged:])
+        pre = pre_hash.hexdigest()
+        if pre != change.pre_image_sha256.lower():
+            raise _Refused(
+                "FILE_CHANGED", f"{display} changed since the change was prepared; nothing was written"
+            )
+        if failed is None and new_bytes == current:
+            return CommitOutcome(
+                code="OK", message=f"{display} already has this content", path=display, post_image_sha256=pre
+            )
+    if failed is not None:
+        raise failed
+    post_hash.update(memoryview(new_bytes)[unchanged:])
+    post = post_hash.hexdigest()
+    directory = os.fstat(parent_fd)
+    scanned_at = _scan_due(directory)
+    if scanned_at is None:
+        _remove_stale_temps(parent_fd)
+        scanned_at = time.monotonic()
+    # Until this commit ends with its temp file gone, the memo must not vouch for the directory.
+    _forget(directory)
     temp = _write_temp(parent_fd, new_bytes, info)
+    temp_gone = True
     try:
         if info is None:
-            _create_exclusively(parent_fd, temp, name, display)
+            temp_gone = _create_exclusively(parent_fd, temp, name, display)
         else:
             # The last look before the rename: an in-place write or a swap since the hash was taken shows
             # up as a different inode, size, mtime or ctime.
@@ -378,6 +492,8 @@ def _commit_in(parent_fd: int, name: str, change: FileChange, display: str) -> C
             os.unlink(temp, dir_fd=parent_fd)
         raise
     _sync_directories({parent_fd})
+    if temp_gone:
+        _remember_clean(parent_fd, scanned_at)
     verb = "created" if info is None else "updated"
     return CommitOutcome(code="OK", message=f"{display} {verb}", path=display, post_image_sha256=post)
 
