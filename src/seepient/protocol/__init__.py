@@ -20,6 +20,13 @@ from seepient.protocol.actions import (
     payload_digest,
 )
 from seepient.protocol.approval import ApprovalDecision, ApprovalRequest, ApprovalResponse, ApprovalScope
+from seepient.protocol.dispatch import (
+    ContainerSettings,
+    DispatchLimits,
+    DispatchResult,
+    WorkerDispatch,
+    WorkspaceLease,
+)
 from seepient.protocol.events import (
     CompactionEvent,
     ErrorEvent,
@@ -56,6 +63,11 @@ from seepient.protocol.verdict import Decision, Verdict
 
 __all__ = [
     "ActionExecutor",
+    "ContainerSettings",
+    "DispatchLimits",
+    "DispatchResult",
+    "WorkerDispatch",
+    "WorkspaceLease",
     "ActionKind",
     "ActionPayload",
     "ApprovalDecision",
