@@ -1,6 +1,6 @@
 """Seepient: a runtime for AI coding agents in which a model never executes an unchecked operation on the host.
 
-The SDK names (``Agent``) are imported lazily so that ``import seepient`` stays cheap for the CLI.
+The SDK names (``Agent``, ``Client``) are imported lazily so that ``import seepient`` stays cheap for the CLI.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from seepient.surfaces.sdk import Agent
+    from seepient.surfaces.sdk import Agent, Client
 
-__all__ = ["Agent", "__version__"]
+__all__ = ["Agent", "Client", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -20,4 +20,8 @@ def __getattr__(name: str) -> Any:
         from seepient.surfaces.sdk import Agent
 
         return Agent
+    if name == "Client":
+        from seepient.surfaces.sdk import Client
+
+        return Client
     raise AttributeError(name)

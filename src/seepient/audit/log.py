@@ -109,8 +109,9 @@ class AuditLog:
     so does garbage collection). It may be shared by threads and survives ``fork``.
     """
 
-    def __init__(self, path: Path, *, lock_timeout: float = 30.0) -> None:
+    def __init__(self, path: Path, *, lock_timeout: float = 30.0, principal: str | None = None) -> None:
         self.path = Path(path)
+        self.principal = principal
         self.anchor_path = anchor_path_for(self.path)
         self._log_name = os.fspath(self.path)
         self._anchor_name = os.fspath(self.anchor_path)
@@ -123,7 +124,12 @@ class AuditLog:
         _LIVE_LOGS.add(self)
 
     def append(self, record: AuditRecord | Mapping[str, Any]) -> AuditEntry:
-        """Chain ``record`` onto the log and return its place once it is on disk (fsynced)."""
+        """Chain ``record`` onto the log and return its place once it is on disk (fsynced).
+
+        A log opened with a ``principal`` stamps it on every record that does not name one.
+        """
+        if self.principal is not None:
+            record = _with_principal(record, self.principal)
         fields = _encode_record(record)
         threads, timeout = self._threads, self._lock_timeout
         if not threads.acquire(blocking=False):
@@ -444,6 +450,16 @@ def _encode_record(record: AuditRecord | Mapping[str, Any]) -> EncodedFields:
         raise ValueError(f"the record is not canonical JSON (RFC 8785): {error}") from None
     except RecursionError:
         raise ValueError("the record is not canonical JSON (RFC 8785): it contains itself") from None
+
+
+def _with_principal(
+    record: AuditRecord | Mapping[str, Any], principal: str
+) -> AuditRecord | Mapping[str, Any]:
+    if isinstance(record, AuditRecord):
+        return record if record.principal is not None else record.model_copy(update={"principal": principal})
+    if isinstance(record, Mapping) and record.get("principal") is None:
+        return {**record, "principal": principal}
+    return record
 
 
 def _record_fields(record: AuditRecord | Mapping[str, Any]) -> dict[str, Any]:

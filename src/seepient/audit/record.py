@@ -69,6 +69,8 @@ class AuditRecord(BaseModel):
     surface: Surface
     session_id: str
     model: str
+    principal: str | None = None
+    """Who drove the session on a multi-user surface (the server's token principal); absent elsewhere."""
     action: PreparedActionDraft
     verdict: Verdict
     approval: ApprovalResponse | None = None

@@ -19,7 +19,7 @@ from seepient.models.base import Model
 from seepient.models.resolve import resolve_model
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
-from seepient.protocol import Message, RuntimeEvent, new_id
+from seepient.protocol import CompactionEvent, Message, RuntimeEvent, new_id
 from seepient.runtime.events import EventListener, EventStream
 from seepient.runtime.loop import AgentLoop, TurnOutcome
 from seepient.runtime.pipeline import PipelineDeps, ToolCallPipeline
@@ -93,6 +93,8 @@ class Session:
         self._loop = loop
         self._lock = asyncio.Lock()
         self._history = history if history is not None else []
+        self._policy: PolicyEngine | None = None
+        self._deps: PipelineDeps | None = None
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -191,7 +193,7 @@ class Session:
             max_steps=options.max_steps or settings.runtime.max_steps,
             context=context,
         )
-        return cls(
+        session = cls(
             session_id=session_id,
             workspace=workspace,
             settings=settings,
@@ -206,6 +208,42 @@ class Session:
             context=context,
             history=history,
         )
+        session._policy = policy
+        session._deps = deps
+        return session
+
+    def set_mode(self, mode: str) -> str:
+        """Switch the consent mode for the next action (a surface's mode toggle); returns the canonical name.
+
+        Raises ``SettingsError`` for an unknown mode or one the managed settings switch off."""
+        policy, deps = self._policy, self._deps
+        if policy is None or deps is None:
+            raise SettingsError("this session cannot change its consent mode")
+        canonical = normalise_mode(mode)
+        if canonical in policy.rules.disabled_modes:
+            raise SettingsError(f"the managed settings switch the {canonical} mode off")
+        policy.mode = canonical
+        if canonical == "auto" and deps.classifier is None:
+            name = self.model_spec.split(":", 1)[1] if ":" in self.model_spec else self.model_spec
+            deps.classifier = AutoModeClassifier(self._model, model_name=name)
+        elif canonical != "auto":
+            deps.classifier = None
+        self.mode = canonical
+        return canonical
+
+    async def compact(self) -> bool:
+        """Compact the history now (``/compact``); False when there was nothing to shorten."""
+        if self.context is None:
+            return False
+        async with self._lock:
+            result = await self.context.fit(
+                self.context.system_prompt(), self._history, tuple(self.registry.specs()), force=True
+            )
+            if result is None:
+                return False
+            self._history[:] = result.messages
+            self._events.emit(CompactionEvent, turn_id=None, **result.event_fields())
+            return True
 
     def subscribe(self, listener: EventListener) -> None:
         self._events.subscribe(listener)

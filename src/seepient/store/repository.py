@@ -1,0 +1,516 @@
+"""The store's async API over SQLAlchemy: open (and migrate) a database, then read and write server state.
+
+SQLite runs in WAL mode with ``synchronous=NORMAL``: every commit survives a crash or ``kill -9`` of the
+server (an OS crash may drop the last few, never corrupt); PostgreSQL is reached with psycopg 3. Every
+query that reads a session takes the principal, so a caller cannot forget the tenancy check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import secrets
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, delete, event, func, insert, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from seepient.store.tables import (
+    EventRow,
+    GrantRow,
+    MessageRow,
+    PendingApprovalRow,
+    SessionRow,
+    TokenRow,
+    TurnRow,
+)
+
+__all__ = [
+    "IssuedToken",
+    "PendingApproval",
+    "SessionRecord",
+    "Store",
+    "StoreError",
+    "StoredEvent",
+    "TurnRecord",
+    "database_url",
+]
+
+_TOKEN_PREFIX = "spt"
+
+
+class StoreError(Exception):
+    """The database could not be opened or migrated; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A new bearer token; ``secret`` is the whole token and is shown once, never stored."""
+
+    token_id: str
+    principal: str
+    secret: str
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    id: str
+    principal: str
+    workspace: str
+    model: str
+    mode: str
+    status: str
+    last_seq: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    id: str
+    session_id: str
+    number: int
+    prompt: str
+    status: str
+    reply: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    seq: int
+    type: str
+    data: str
+    """The event's JSON text."""
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    request_id: str
+    session_id: str
+    body: dict[str, Any]
+    status: str
+    expires_at: datetime
+
+
+def database_url(raw: str | None, home: Path) -> str:
+    """The SQLAlchemy async URL for ``--database`` (``sqlite:///…``, ``postgresql://…``), default the home DB."""
+    if not raw:
+        return f"sqlite+aiosqlite:///{home / 'seepient.db'}"
+    url = make_url(raw)
+    driver = url.drivername
+    if driver in ("sqlite", "sqlite+aiosqlite"):
+        return url.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False)
+    if driver in ("postgresql", "postgres", "postgresql+psycopg"):
+        return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    raise StoreError(f"unsupported database {driver!r}: use sqlite:///PATH or postgresql://USER@HOST/DB")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(value: datetime) -> datetime:
+    # SQLite hands timestamps back without a zone although they were written in UTC.
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _hash_secret(secret: str) -> str:
+    # Tokens carry 256 random bits, so a fast hash is enough: there is nothing to brute-force.
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def _session_record(row: SessionRow) -> SessionRecord:
+    return SessionRecord(
+        id=row.id,
+        principal=row.principal,
+        workspace=row.workspace,
+        model=row.model,
+        mode=row.mode,
+        status=row.status,
+        last_seq=row.last_seq,
+        created_at=_aware(row.created_at),
+        updated_at=_aware(row.updated_at),
+    )
+
+
+def _turn_record(row: TurnRow) -> TurnRecord:
+    return TurnRecord(
+        id=row.id,
+        session_id=row.session_id,
+        number=row.number,
+        prompt=row.prompt,
+        status=row.status,
+        reply=row.reply,
+        reason=row.reason,
+    )
+
+
+def _migrate(connection: Connection) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("seepient.store") / "migrations"))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+class Store:
+    """One database. Create with ``await Store.open(url)``; close with ``await store.aclose()``."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # SQLite takes one writer at a time; queueing writers here, rather than letting pooled connections
+        # race for the file lock, keeps a busy server from failing with "database is locked".
+        self._one_writer = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncSession]:
+        async with self._one_writer or contextlib.nullcontext():
+            async with self._sessions.begin() as db:
+                yield db
+
+    @classmethod
+    async def open(cls, url: str) -> Store:
+        """Connect to ``url`` (an async SQLAlchemy URL, see ``database_url``) and migrate it to the latest schema."""
+        parsed = make_url(url)
+        shown = parsed.render_as_string(hide_password=True)
+        if parsed.drivername.startswith("sqlite"):
+            if parsed.database and parsed.database != ":memory:":
+                try:
+                    Path(parsed.database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                except OSError as exc:
+                    raise StoreError(f"cannot open the database {shown}: {exc.strerror or exc}") from None
+            engine = create_async_engine(url)
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        else:
+            engine = create_async_engine(url, pool_pre_ping=True)
+        try:
+            async with engine.begin() as connection:
+                await connection.run_sync(_migrate)
+        except Exception as exc:
+            await engine.dispose()
+            raise StoreError(f"cannot open the database {shown}: {exc}") from exc
+        return cls(engine)
+
+    async def aclose(self) -> None:
+        await self.engine.dispose()
+
+    # -- tokens ---------------------------------------------------------------------------------------
+
+    async def create_token(self, principal: str) -> IssuedToken:
+        if not principal or len(principal) > 200 or not principal.isprintable():
+            raise ValueError("a principal is a printable name of 1 to 200 characters")
+        token_id = secrets.token_hex(8)
+        secret = f"{_TOKEN_PREFIX}_{token_id}_{secrets.token_urlsafe(32)}"
+        async with self._write() as db:
+            db.add(
+                TokenRow(
+                    id=token_id, principal=principal, secret_sha256=_hash_secret(secret), created_at=_now()
+                )
+            )
+        return IssuedToken(token_id=token_id, principal=principal, secret=secret)
+
+    async def authenticate(self, secret: str) -> tuple[str, str] | None:
+        """``(token_id, principal)`` for a valid, unrevoked token, else ``None``."""
+        parts = secret.split("_")
+        if len(parts) < 3 or parts[0] != _TOKEN_PREFIX:
+            return None
+        token_id = parts[1]
+        async with self._sessions() as db:
+            row = await db.get(TokenRow, token_id)
+        # Hash and compare even when the id is unknown, so timing does not tell which ids exist.
+        stored = row.secret_sha256 if row is not None else "0" * 64
+        matches = hmac.compare_digest(_hash_secret(secret), stored)
+        if row is None or not matches or row.revoked_at is not None:
+            return None
+        return row.id, row.principal
+
+    async def has_tokens(self) -> bool:
+        async with self._sessions() as db:
+            count = await db.scalar(
+                select(func.count()).select_from(TokenRow).where(TokenRow.revoked_at.is_(None))
+            )
+        return bool(count)
+
+    async def revoke_token(self, token_id: str) -> bool:
+        async with self._write() as db:
+            result = await db.execute(
+                update(TokenRow)
+                .where(TokenRow.id == token_id, TokenRow.revoked_at.is_(None))
+                .values(revoked_at=_now())
+            )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    # -- sessions -------------------------------------------------------------------------------------
+
+    async def create_session(
+        self, *, session_id: str, principal: str, workspace: str, model: str, mode: str
+    ) -> SessionRecord:
+        now = _now()
+        row = SessionRow(
+            id=session_id,
+            principal=principal,
+            workspace=workspace,
+            model=model,
+            mode=mode,
+            status="idle",
+            last_seq=0,
+            created_at=now,
+            updated_at=now,
+        )
+        async with self._write() as db:
+            db.add(row)
+        return _session_record(row)
+
+    async def get_session(self, session_id: str, principal: str) -> SessionRecord | None:
+        """The session when it exists *and* belongs to ``principal``; anything else reads as absent."""
+        async with self._sessions() as db:
+            row = await db.scalar(
+                select(SessionRow).where(SessionRow.id == session_id, SessionRow.principal == principal)
+            )
+        return _session_record(row) if row is not None else None
+
+    async def list_sessions(self, principal: str) -> list[SessionRecord]:
+        async with self._sessions() as db:
+            rows = await db.scalars(
+                select(SessionRow).where(SessionRow.principal == principal).order_by(SessionRow.created_at)
+            )
+            return [_session_record(r) for r in rows]
+
+    async def delete_session(self, session_id: str, principal: str) -> bool:
+        async with self._write() as db:
+            owned = await db.scalar(
+                select(SessionRow.id).where(SessionRow.id == session_id, SessionRow.principal == principal)
+            )
+            if owned is None:
+                return False
+            # Children first: SQLite enforces ON DELETE CASCADE only with foreign_keys=ON, which is set,
+            # but PostgreSQL and SQLite agree on explicit deletes regardless.
+            for table in (EventRow, MessageRow, TurnRow, PendingApprovalRow, GrantRow):
+                await db.execute(delete(table).where(table.session_id == session_id))
+            await db.execute(delete(SessionRow).where(SessionRow.id == session_id))
+        return True
+
+    async def set_status(self, session_id: str, status: str) -> None:
+        async with self._write() as db:
+            await db.execute(
+                update(SessionRow).where(SessionRow.id == session_id).values(status=status, updated_at=_now())
+            )
+
+    # -- turns ----------------------------------------------------------------------------------------
+
+    async def start_turn(self, session_id: str, turn_id: str, prompt: str) -> TurnRecord:
+        async with self._write() as db:
+            number = (
+                await db.scalar(
+                    select(func.count()).select_from(TurnRow).where(TurnRow.session_id == session_id)
+                )
+                or 0
+            ) + 1
+            row = TurnRow(
+                id=turn_id,
+                session_id=session_id,
+                number=number,
+                prompt=prompt,
+                status="running",
+                reply="",
+                created_at=_now(),
+            )
+            db.add(row)
+            await db.execute(
+                update(SessionRow)
+                .where(SessionRow.id == session_id)
+                .values(status="running", updated_at=_now())
+            )
+        return _turn_record(row)
+
+    async def finish_turn(
+        self,
+        session_id: str,
+        turn_id: str,
+        *,
+        status: str,
+        reason: str,
+        reply: str,
+        messages: Sequence[dict[str, Any]],
+    ) -> None:
+        """Close a turn and replace the session's stored history with ``messages``, in one transaction."""
+        async with self._write() as db:
+            await db.execute(
+                update(TurnRow)
+                .where(TurnRow.id == turn_id)
+                .values(status=status, reason=reason, reply=reply, finished_at=_now())
+            )
+            await db.execute(delete(MessageRow).where(MessageRow.session_id == session_id))
+            db.add_all(
+                MessageRow(session_id=session_id, position=i, body=body) for i, body in enumerate(messages)
+            )
+            await db.execute(
+                update(SessionRow).where(SessionRow.id == session_id).values(status="idle", updated_at=_now())
+            )
+
+    async def turns(self, session_id: str) -> list[TurnRecord]:
+        async with self._sessions() as db:
+            rows = await db.scalars(
+                select(TurnRow).where(TurnRow.session_id == session_id).order_by(TurnRow.number)
+            )
+            return [_turn_record(r) for r in rows]
+
+    async def messages(self, session_id: str) -> list[dict[str, Any]]:
+        async with self._sessions() as db:
+            rows = await db.scalars(
+                select(MessageRow.body)
+                .where(MessageRow.session_id == session_id)
+                .order_by(MessageRow.position)
+            )
+            return list(rows)
+
+    async def recover_after_crash(self) -> list[tuple[str, str, int]]:
+        """Mark turns a dead server left running as interrupted; returns ``(session_id, turn_id, last_seq)``
+        for each, so the caller can close the turn's event stream.
+
+        Their stored history is that of the last completed turn, so the session can simply be continued.
+        """
+        async with self._write() as db:
+            cut = [
+                (session_id, turn_id, last_seq)
+                for session_id, turn_id, last_seq in await db.execute(
+                    select(TurnRow.session_id, TurnRow.id, SessionRow.last_seq)
+                    .join(SessionRow, SessionRow.id == TurnRow.session_id)
+                    .where(TurnRow.status == "running")
+                    .order_by(TurnRow.session_id)
+                )
+            ]
+            await db.execute(
+                update(TurnRow)
+                .where(TurnRow.status == "running")
+                .values(status="interrupted", reason="interrupted", finished_at=_now())
+            )
+            await db.execute(update(SessionRow).where(SessionRow.status == "running").values(status="idle"))
+            await db.execute(
+                update(PendingApprovalRow)
+                .where(PendingApprovalRow.status == "pending")
+                .values(status="expired")
+            )
+        return cut
+
+    # -- events ---------------------------------------------------------------------------------------
+
+    async def append_events(self, session_id: str, events: Iterable[tuple[int, str, str]]) -> None:
+        """Store events ``(seq, type, json)`` of one session in order."""
+        await self.append_events_many((session_id, seq, kind, data) for seq, kind, data in events)
+
+    async def append_events_many(self, events: Iterable[tuple[str, int, str, str]]) -> None:
+        """Store events ``(session_id, seq, type, json)`` of several sessions in one transaction."""
+        batch = list(events)
+        if not batch:
+            return
+        last: dict[str, int] = {}
+        for session_id, seq, _, _ in batch:
+            last[session_id] = max(seq, last.get(session_id, 0))
+        async with self._write() as db:
+            # Core executemany, not ORM objects: a burst of streamed tokens is thousands of rows.
+            await db.execute(
+                insert(EventRow),
+                [
+                    {"session_id": sid, "seq": seq, "type": kind, "data": data}
+                    for sid, seq, kind, data in batch
+                ],
+            )
+            for session_id, seq in last.items():
+                await db.execute(
+                    update(SessionRow)
+                    .where(SessionRow.id == session_id, SessionRow.last_seq < seq)
+                    .values(last_seq=seq)
+                )
+
+    async def events_after(self, session_id: str, after: int, limit: int = 10_000) -> list[StoredEvent]:
+        async with self._sessions() as db:
+            rows = await db.execute(
+                select(EventRow.seq, EventRow.type, EventRow.data)
+                .where(EventRow.session_id == session_id, EventRow.seq > after)
+                .order_by(EventRow.seq)
+                .limit(limit)
+            )
+            return [StoredEvent(seq=seq, type=kind, data=data) for seq, kind, data in rows]
+
+    # -- approvals and grants -------------------------------------------------------------------------
+
+    async def add_pending(
+        self, session_id: str, request_id: str, body: dict[str, Any], *, timeout_s: float
+    ) -> None:
+        now = _now()
+        async with self._write() as db:
+            db.add(
+                PendingApprovalRow(
+                    request_id=request_id,
+                    session_id=session_id,
+                    body=body,
+                    status="pending",
+                    created_at=now,
+                    expires_at=now + timedelta(seconds=timeout_s),
+                )
+            )
+
+    async def resolve_pending(self, request_id: str, status: str, answer: dict[str, Any] | None) -> bool:
+        """Close a pending request once; ``False`` when it was already answered or expired."""
+        async with self._write() as db:
+            result = await db.execute(
+                update(PendingApprovalRow)
+                .where(PendingApprovalRow.request_id == request_id, PendingApprovalRow.status == "pending")
+                .values(status=status, answer=answer)
+            )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    async def pending(self, session_id: str) -> list[PendingApproval]:
+        async with self._sessions() as db:
+            rows = await db.scalars(
+                select(PendingApprovalRow)
+                .where(PendingApprovalRow.session_id == session_id, PendingApprovalRow.status == "pending")
+                .order_by(PendingApprovalRow.created_at)
+            )
+            return [
+                PendingApproval(
+                    request_id=r.request_id,
+                    session_id=r.session_id,
+                    body=r.body,
+                    status=r.status,
+                    expires_at=_aware(r.expires_at),
+                )
+                for r in rows
+            ]
+
+    async def add_grant(self, session_id: str, kind: str, value: str) -> None:
+        async with self._write() as db:
+            db.add(GrantRow(session_id=session_id, kind=kind, value=value, created_at=_now()))
+
+    async def grants(self, session_id: str) -> list[tuple[str, str]]:
+        async with self._sessions() as db:
+            rows = await db.execute(
+                select(GrantRow.kind, GrantRow.value)
+                .where(GrantRow.session_id == session_id)
+                .order_by(GrantRow.id)
+            )
+            return [(kind, value) for kind, value in rows]
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    # In WAL mode NORMAL keeps every commit across a crash or kill -9 of the server (the WAL is in the OS's
+    # hands once written); only an OS crash or power loss can drop the last commits, and never corrupts.
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()

@@ -1,0 +1,1 @@
+"""The HTTP/WebSocket server surface: FastAPI app, auth, tenancy and the live sessions it drives."""

@@ -1,0 +1,111 @@
+"""The sessions a server holds: creates them under the tenancy rules, reopens stored ones on demand, and
+keeps every lookup scoped to the principal asking."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+from seepient.config import SeepientPaths
+from seepient.store import SessionRecord, Store
+from seepient.surfaces.server.config import ServerConfig
+from seepient.surfaces.server.live import EventWriter, LiveSession, new_session_id, restore_history
+from seepient.surfaces.server.tenancy import TenancyError, check_mode, check_model, check_workspace
+
+
+class SessionManager:
+    def __init__(
+        self, store: Store, config: ServerConfig, *, paths: SeepientPaths, config_file: Path | None = None
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.paths = paths
+        self.config_file = config_file
+        self._live: dict[str, LiveSession] = {}
+        self._writer = EventWriter(store)
+        self._opening: dict[str, asyncio.Lock] = {}
+
+    async def create(self, principal: str, *, workspace: str, model: str, mode: str | None) -> LiveSession:
+        """Check tenancy, open the runtime (so a bad model or settings fail now), then store the session."""
+        grant = self.config.grant_for(principal)
+        if grant is None:
+            raise TenancyError("this server grants you no workspace roots; ask its operator to add you")
+        real_workspace = check_workspace(workspace, grant)
+        chosen_mode = check_mode(mode, grant)
+        spec = check_model(model, grant)
+        record = SessionRecord(
+            id=new_session_id(),
+            principal=principal,
+            workspace=str(real_workspace),
+            model=spec,
+            mode=chosen_mode,
+            status="idle",
+            last_seq=0,
+            created_at=datetime.now(UTC),
+            updated_at=datetime.now(UTC),
+        )
+        live = LiveSession(
+            record, self.store, self._writer, approval_timeout_s=self.config.approval_timeout_ms / 1000
+        )
+        live.open_runtime(paths=self.paths, history=[], config_file=self.config_file)
+        try:
+            live.record = await self.store.create_session(
+                session_id=record.id,
+                principal=principal,
+                workspace=record.workspace,
+                model=spec,
+                mode=chosen_mode,
+            )
+        except BaseException:
+            await live.aclose()
+            raise
+        self._live[record.id] = live
+        return live
+
+    async def find(self, session_id: str, principal: str) -> SessionRecord | None:
+        return await self.store.get_session(session_id, principal)
+
+    async def live(self, session_id: str, principal: str) -> LiveSession | None:
+        """The running session, reopened from the store when the server restarted since; ``None`` if not
+        the principal's. Reopening re-checks tenancy, so a grant withdrawn from the config takes effect."""
+        live = self._live.get(session_id)
+        if live is not None:
+            return live if live.principal == principal else None
+        record = await self.store.get_session(session_id, principal)
+        if record is None:
+            return None
+        lock = self._opening.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            live = self._live.get(session_id)
+            if live is not None:
+                return live
+            grant = self.config.grant_for(principal)
+            if grant is None:
+                raise TenancyError("this server grants you no workspace roots any more")
+            check_workspace(record.workspace, grant)
+            check_mode(record.mode, grant)
+            check_model(record.model, grant)
+            live = LiveSession(
+                record, self.store, self._writer, approval_timeout_s=self.config.approval_timeout_ms / 1000
+            )
+            history = restore_history(await self.store.messages(session_id))
+            live.open_runtime(paths=self.paths, history=history, config_file=self.config_file)
+            self._live[session_id] = live
+            return live
+
+    def loaded(self, session_id: str) -> LiveSession | None:
+        return self._live.get(session_id)
+
+    async def delete(self, session_id: str, principal: str) -> bool:
+        live = self._live.get(session_id)
+        if live is not None and live.principal == principal:
+            await live.aclose()
+            self._live.pop(session_id, None)
+        return await self.store.delete_session(session_id, principal)
+
+    async def aclose(self) -> None:
+        for live in list(self._live.values()):
+            await live.aclose()
+        self._live.clear()
+        await self._writer.aclose()
