@@ -1,0 +1,172 @@
+"""The TUI's widgets: transcript entries (prompt, streamed markdown, compact tool calls), the prompt with
+history, and the status bar."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import events
+from textual.message import Message
+from textual.widgets import Collapsible, Markdown, Static, TextArea
+
+if TYPE_CHECKING:
+    from seepient.protocol import ToolCall
+
+_STATUS_MARK = {
+    "ok": ("✓", "green"),
+    "error": ("✗", "red"),
+    "denied": ("⊘", "red"),
+    "rejected": ("✗", "yellow"),
+}
+_OUTPUT_SHOWN = 4_000
+"""Characters of a tool's output kept in the transcript; the model saw all of it, the screen needs less."""
+
+
+class UserPrompt(Static):
+    DEFAULT_CSS = "UserPrompt { margin: 1 0 0 0; color: $accent; text-style: bold; }"
+
+    def __init__(self, prompt: str) -> None:
+        super().__init__(Text("› " + prompt))
+        self.prompt = prompt
+
+
+class Notice(Static):
+    DEFAULT_CSS = "Notice { color: $text-muted; margin: 0 0 0 2; }"
+
+    def __init__(self, text: str, style: str = "") -> None:
+        super().__init__(Text(text, style=style))
+        self.plain = text
+
+
+class AssistantText(Markdown):
+    """The model's markdown as it streams; deltas are batched so a fast stream does not re-render per word."""
+
+    DEFAULT_CSS = "AssistantText { margin: 0 0 0 2; padding: 0; }"
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.streamed = ""
+        self._pending = False
+
+    def add(self, text: str) -> None:
+        self.streamed += text
+        if not self._pending:
+            self._pending = True
+            self.set_timer(0.05, self._flush)
+
+    def _flush(self) -> None:
+        self._pending = False
+        self.update(self.streamed)
+
+    def finish(self) -> None:
+        self._pending = False
+        self.update(self.streamed)
+
+
+def _call_summary(call: ToolCall) -> str:
+    args = call.arguments
+    for key in ("command", "path", "pattern", "url", "name"):
+        value = args.get(key)
+        if isinstance(value, str):
+            return value.splitlines()[0] if value else ""
+    return json.dumps(args, ensure_ascii=False)[:200]
+
+
+class ToolCallView(Collapsible):
+    """One tool call on one line (tool, argument, outcome); its output opens on click or Enter."""
+
+    DEFAULT_CSS = """
+    ToolCallView { margin: 0 0 0 2; padding: 0; border: none; background: transparent; }
+    ToolCallView > Contents { padding: 0 0 0 2; }
+    """
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.status: str | None = None
+        self.output = ""
+        self._output = Static("", markup=False)
+        super().__init__(self._output, title=self._heading(), collapsed=True)
+
+    def _heading(self) -> str:
+        mark = "…" if self.status is None else _STATUS_MARK[self.status][0]
+        return f"{mark} {self.call.name}  {_call_summary(self.call)}"
+
+    def finish(self, status: str, output: str) -> None:
+        self.status = status
+        self.title = self._heading()
+        self.output = output
+        shown = output if len(output) <= _OUTPUT_SHOWN else output[:_OUTPUT_SHOWN] + "\n… (output cut)"
+        self._output.update(Text(shown or "(no output)", style="" if status == "ok" else "red"))
+        if status in ("denied", "rejected"):
+            self.add_class(f"-{status}")
+
+
+class PromptInput(TextArea):
+    """A multi-line prompt: Enter sends, Ctrl+J or Alt+Enter starts a new line, Up/Down walk the history
+    when the cursor is on the first or last line."""
+
+    DEFAULT_CSS = "PromptInput { height: auto; min-height: 3; max-height: 10; border: round $accent; }"
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self) -> None:
+        super().__init__("", id="prompt", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        self.sent: list[str] = []
+        self._position: int | None = None
+        self._draft = ""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            text = self.text
+            if text.strip():
+                self.sent.append(text)
+                self._position = None
+                self.load_text("")
+                self.post_message(self.Submitted(text))
+            return
+        if event.key in ("ctrl+j", "alt+enter"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if event.key == "up" and self.cursor_location[0] == 0 and self.sent:
+            event.stop()
+            event.prevent_default()
+            self._walk(-1)
+            return
+        if (
+            event.key == "down"
+            and self.cursor_location[0] == self.document.line_count - 1
+            and self._position is not None
+        ):
+            event.stop()
+            event.prevent_default()
+            self._walk(1)
+            return
+        await super()._on_key(event)
+
+    def _walk(self, step: int) -> None:
+        if self._position is None:
+            self._draft = self.text
+            position = len(self.sent)
+        else:
+            position = self._position
+        position = max(0, position + step)
+        if position >= len(self.sent):
+            self._position = None
+            self.load_text(self._draft)
+        else:
+            self._position = position
+            self.load_text(self.sent[position])
+        self.move_cursor(self.document.end)
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = "StatusBar { dock: bottom; height: 1; background: $panel; color: $text; padding: 0 1; }"
