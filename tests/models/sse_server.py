@@ -1,7 +1,10 @@
-"""A local OpenAI-style server that replays recorded SSE transcripts, records requests and injects faults.
+"""A local model server that replays recorded SSE transcripts, records requests and injects faults.
 
-Use it in-process (``with SSEReplayServer() as server: server.queue(Reply.transcript(...))``) from any test,
-or run it by hand: ``python tests/models/sse_server.py openai_chat_completions__test_parse_nothing.sse``.
+It answers every wire format Seepient speaks under one prefix (default ``/v1``): ``/chat/completions``,
+``/responses``, ``/messages`` and ``/models/{model}:streamGenerateContent``, serving queued replies in order
+whatever the endpoint, so one test can follow a request across providers. Use it in-process
+(``with SSEReplayServer() as server: server.queue(Reply.transcript(...))``) from any test, or run it by
+hand: ``python tests/models/sse_server.py openai_chat_completions__test_parse_nothing.sse``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import re
 import signal
 import socket
+import struct
 import sys
 import threading
 from collections import deque
@@ -54,6 +58,11 @@ def data_event(payload: Mapping[str, Any] | str) -> bytes:
     return f"data: {text}\n\n".encode()
 
 
+def named_event(payload: Mapping[str, Any]) -> bytes:
+    """An ``event: TYPE`` + ``data:`` block, as Anthropic and OpenAI Responses send them (TYPE from the payload)."""
+    return f"event: {payload['type']}\n".encode() + data_event(payload)
+
+
 def chat_chunk(
     *,
     content: str | None = None,
@@ -93,6 +102,10 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     first_byte_delay_s: float = 0.0
     cut_after: int | None = None
+    reset: bool = False
+    reset_before_headers: bool = False
+    coalesce: bool = False
+    hold_open_s: float = 0.0
 
     @classmethod
     def transcript(cls, name: str | Path) -> Reply:
@@ -160,9 +173,317 @@ class Reply:
             headers=dict(headers or {}),
         )
 
+    @classmethod
+    def anthropic_error(
+        cls, status: int, kind: str, message: str, *, headers: Mapping[str, str] | None = None
+    ) -> Reply:
+        """An HTTP error with Anthropic's body: ``{"type": "error", "error": {"type", "message"}}``."""
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+        return cls(
+            status=status,
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+            headers=dict(headers or {}),
+        )
+
+    @classmethod
+    def gemini_error(
+        cls,
+        status: int,
+        message: str,
+        *,
+        state: str,
+        retry_delay: str | None = None,
+        reason: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """An HTTP error in Google's shape: ``{"error": {"code", "message", "status", "details"}}``, with a
+        ``RetryInfo`` detail when ``retry_delay`` (e.g. ``"7s"``) is given and an ``ErrorInfo`` for ``reason``."""
+        details: list[dict[str, Any]] = []
+        if reason is not None:
+            details.append(
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": reason,
+                    "domain": "googleapis.com",
+                }
+            )
+        if retry_delay is not None:
+            details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay})
+        body = {"error": {"code": status, "message": message, "status": state, "details": details}}
+        return cls(
+            status=status,
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+            headers=dict(headers or {}),
+        )
+
+    @classmethod
+    def responses_synthesized(
+        cls,
+        text: str = "",
+        tool_calls: Iterable[Mapping[str, Any]] = (),
+        *,
+        model: str = "gpt-test",
+        usage: tuple[int, int] = (12, 7),
+        reasoning: str | None = None,
+    ) -> Reply:
+        """A well-formed Responses stream: an optional reasoning item carrying ``reasoning`` as its
+        encrypted content, a message item with the text in word deltas, then each function call."""
+        events: list[Mapping[str, Any]] = []
+        shell = {
+            "id": "resp_local",
+            "object": "response",
+            "model": model,
+            "status": "in_progress",
+            "output": [],
+        }
+        events.append({"type": "response.created", "response": shell})
+        output: list[dict[str, Any]] = []
+        if reasoning is not None:
+            item = {"id": "rs_local", "type": "reasoning", "encrypted_content": reasoning, "summary": []}
+            events.append({"type": "response.output_item.added", "output_index": len(output), "item": item})
+            events.append({"type": "response.output_item.done", "output_index": len(output), "item": item})
+            output.append(item)
+        if text:
+            index = len(output)
+            added = {
+                "id": "msg_local",
+                "type": "message",
+                "status": "in_progress",
+                "role": "assistant",
+                "content": [],
+            }
+            events.append({"type": "response.output_item.added", "output_index": index, "item": added})
+            for piece in _words(text):
+                events.append(
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": "msg_local",
+                        "output_index": index,
+                        "content_index": 0,
+                        "delta": piece,
+                    }
+                )
+            done = {
+                **added,
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+            events.append({"type": "response.output_item.done", "output_index": index, "item": done})
+            output.append(done)
+        for number, call in enumerate(tool_calls):
+            index = len(output)
+            arguments = json.dumps(call.get("arguments", {}))
+            item_id = f"fc_local_{number}"
+            added = {
+                "id": item_id,
+                "type": "function_call",
+                "status": "in_progress",
+                "arguments": "",
+                "call_id": call.get("id", f"call_local_{number}"),
+                "name": call["name"],
+            }
+            events.append({"type": "response.output_item.added", "output_index": index, "item": added})
+            for start in range(0, len(arguments), 8):
+                events.append(
+                    {
+                        "type": "response.function_call_arguments.delta",
+                        "item_id": item_id,
+                        "output_index": index,
+                        "delta": arguments[start : start + 8],
+                    }
+                )
+            done = {**added, "status": "completed", "arguments": arguments}
+            events.append({"type": "response.output_item.done", "output_index": index, "item": done})
+            output.append(done)
+        prompt, completion = usage
+        final = {
+            **shell,
+            "status": "completed",
+            "output": output,
+            "usage": {
+                "input_tokens": prompt,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": completion,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": prompt + completion,
+            },
+        }
+        events.append({"type": "response.completed", "response": final})
+        return cls(events=tuple(named_event(event) for event in events))
+
+    @classmethod
+    def anthropic_synthesized(
+        cls,
+        text: str = "",
+        tool_calls: Iterable[Mapping[str, Any]] = (),
+        *,
+        model: str = "claude-test",
+        usage: tuple[int, int] = (12, 7),
+        thinking: tuple[str, str] | None = None,
+        stop_reason: str | None = None,
+    ) -> Reply:
+        """A well-formed Messages stream: an optional thinking block (text, signature), the text in word
+        deltas, each tool_use with its input in ``input_json_delta`` fragments."""
+        prompt, completion = usage
+        calls = list(tool_calls)
+        events: list[Mapping[str, Any]] = [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_local",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": prompt,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                        "output_tokens": 1,
+                    },
+                },
+            },
+            {"type": "ping"},
+        ]
+        index = 0
+        if thinking is not None:
+            thought, signature = thinking
+            events.append(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                }
+            )
+            for piece in _words(thought):
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": piece},
+                    }
+                )
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": signature},
+                }
+            )
+            events.append({"type": "content_block_stop", "index": index})
+            index += 1
+        if text:
+            events.append(
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            )
+            for piece in _words(text):
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": piece},
+                    }
+                )
+            events.append({"type": "content_block_stop", "index": index})
+            index += 1
+        for number, call in enumerate(calls):
+            events.append(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": call.get("id", f"toolu_local_{number}"),
+                        "name": call["name"],
+                        "input": {},
+                    },
+                }
+            )
+            arguments = json.dumps(call.get("arguments", {}))
+            for start in range(0, len(arguments), 8):
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": arguments[start : start + 8]},
+                    }
+                )
+            events.append({"type": "content_block_stop", "index": index})
+            index += 1
+        events.append(
+            {
+                "type": "message_delta",
+                "delta": {
+                    "stop_reason": stop_reason or ("tool_use" if calls else "end_turn"),
+                    "stop_sequence": None,
+                },
+                "usage": {"output_tokens": completion},
+            }
+        )
+        events.append({"type": "message_stop"})
+        return cls(events=tuple(named_event(event) for event in events))
+
+    @classmethod
+    def gemini_stream(cls, *chunks: Mapping[str, Any]) -> Reply:
+        """Gemini's ``alt=sse`` stream: one ``data:`` event per GenerateContentResponse chunk."""
+        return cls.stream(*chunks)
+
+    @classmethod
+    def gemini_synthesized(
+        cls,
+        text: str = "",
+        tool_calls: Iterable[Mapping[str, Any]] = (),
+        *,
+        model: str = "gemini-test",
+        usage: tuple[int, int] = (12, 7),
+        signature: str | None = None,
+        finish_reason: str = "STOP",
+    ) -> Reply:
+        """A well-formed Gemini stream: text split over chunks, then function calls whole (Gemini does not
+        stream call arguments), the first call carrying ``signature`` as its thoughtSignature."""
+        prompt, completion = usage
+        chunks: list[Mapping[str, Any]] = [
+            gemini_chunk([{"text": piece}], model=model) for piece in _words(text)
+        ]
+        parts = []
+        for number, call in enumerate(tool_calls):
+            part: dict[str, Any] = {"functionCall": {"name": call["name"], "args": call.get("arguments", {})}}
+            if "id" in call:
+                part["functionCall"]["id"] = call["id"]
+            if number == 0 and signature is not None:
+                part["thoughtSignature"] = signature
+            parts.append(part)
+        chunks.append(
+            gemini_chunk(
+                parts or [{"text": ""}],
+                model=model,
+                finish_reason=finish_reason,
+                usage={
+                    "promptTokenCount": prompt,
+                    "candidatesTokenCount": completion,
+                    "totalTokenCount": prompt + completion,
+                },
+            )
+        )
+        return cls.gemini_stream(*chunks)
+
     def cut(self, after: int) -> Reply:
         """Drop the connection after ``after`` events, leaving the chunked body unfinished."""
         return dataclasses.replace(self, cut_after=after)
+
+    def reset_after(self, after: int) -> Reply:
+        """Reset the connection (TCP RST) after ``after`` events: ``reset_after(0)`` resets once the
+        headers are out, mid-stream."""
+        return dataclasses.replace(self, cut_after=after, reset=True)
+
+    @classmethod
+    def reset_before_first_byte(cls) -> Reply:
+        """Read the request, then reset the connection without sending a single byte."""
+        return cls(reset=True, reset_before_headers=True)
 
     def truncated(self, keep: int) -> Reply:
         """End the body cleanly after ``keep`` events, as a server that stopped early would."""
@@ -172,9 +493,41 @@ class Reply:
         """Insert a raw event block (a malformed data line by default) before event ``at``."""
         return dataclasses.replace(self, events=(*self.events[:at], raw, *self.events[at:]))
 
+    def held_open(self, seconds: float) -> Reply:
+        """After the last event, wait before ending the body, as a server that lingers after its final event."""
+        return dataclasses.replace(self, hold_open_s=seconds)
+
+    def coalesced(self) -> Reply:
+        """Send every event in one write, as a proxy that buffers would: the client parses big reads."""
+        return dataclasses.replace(self, coalesce=True)
+
     def delayed(self, seconds: float) -> Reply:
         """Wait before the status line: a slow first byte."""
         return dataclasses.replace(self, first_byte_delay_s=seconds)
+
+
+def gemini_chunk(
+    parts: Sequence[Mapping[str, Any]],
+    *,
+    model: str = "gemini-test",
+    finish_reason: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One ``GenerateContentResponse`` chunk of a Gemini stream."""
+    candidate: dict[str, Any] = {
+        "content": {"role": "model", "parts": [dict(part) for part in parts]},
+        "index": 0,
+    }
+    if finish_reason is not None:
+        candidate["finishReason"] = finish_reason
+    chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": model, "responseId": "gemini-local"}
+    if usage is not None:
+        chunk["usageMetadata"] = dict(usage)
+    return chunk
+
+
+def _words(text: str) -> list[str]:
+    return [piece for piece in re.split(r"(?<=\s)(?=\S)", text) if piece]
 
 
 @dataclass(frozen=True)
@@ -183,9 +536,37 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: bytes
+    client_port: int = 0
 
     def json(self) -> Any:
         return json.loads(self.body)
+
+    @property
+    def endpoint(self) -> str:
+        """Which wire format was asked: ``chat``, ``responses``, ``messages`` or ``gemini``."""
+        return _endpoint(self.path.split("?", 1)[0]) or "unknown"
+
+    @property
+    def model(self) -> str:
+        """The model the request named (in the body, or in the path for Gemini)."""
+        if self.endpoint == "gemini":
+            return self.path.split("/models/", 1)[1].split(":", 1)[0]
+        return str(self.json().get("model"))
+
+
+_GEMINI_PATH = re.compile(r"/models/[^/]+:streamGenerateContent$")
+
+
+def _endpoint(path: str) -> str | None:
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if path.endswith("/responses"):
+        return "responses"
+    if path.endswith("/messages"):
+        return "messages"
+    if _GEMINI_PATH.search(path):
+        return "gemini"
+    return None
 
 
 class _Server(ThreadingHTTPServer):
@@ -229,11 +610,16 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         self._record(body)
-        if self.path.rstrip("/") != f"{self.server.owner.prefix}/chat/completions":
+        path = self.path.split("?", 1)[0].rstrip("/")
+        prefix = self.server.owner.prefix
+        if not path.startswith(f"{prefix}/") or _endpoint(path[len(prefix) :]) is None:
             self._not_found()
             return
         reply = self.server.owner._next_reply()
         if reply.first_byte_delay_s and self.server.owner._stopping.wait(reply.first_byte_delay_s):
+            return
+        if reply.reset_before_headers:
+            self._reset_connection()
             return
         try:
             if reply.body is not None or reply.status >= 400:
@@ -245,7 +631,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _record(self, body: bytes) -> None:
         headers = {name.lower(): value for name, value in self.headers.items()}
-        self.server.owner._record(RecordedRequest(self.command, self.path, headers, body))
+        self.server.owner._record(
+            RecordedRequest(self.command, self.path, headers, body, client_port=self.client_address[1])
+        )
 
     def _not_found(self) -> None:
         message = f"Unknown request URL: {self.command} {self.path}."
@@ -276,23 +664,44 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.end_headers()
+        self.wfile.flush()
+        if reply.coalesce and reply.cut_after is None:
+            body = b"".join(reply.events)
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+            return
         for sent, event in enumerate(reply.events):
             if reply.cut_after is not None and sent >= reply.cut_after:
-                self._drop_connection()
+                self._end_abruptly(reply)
                 return
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
         if reply.cut_after is not None:
-            self._drop_connection()
+            self._end_abruptly(reply)
+            return
+        if reply.hold_open_s and self.server.owner._stopping.wait(reply.hold_open_s):
             return
         self.wfile.write(b"0\r\n\r\n")
+
+    def _end_abruptly(self, reply: Reply) -> None:
+        if reply.reset:
+            self._reset_connection()
+        else:
+            self._drop_connection()
 
     def _drop_connection(self) -> None:
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
 
+    def _reset_connection(self) -> None:
+        # SO_LINGER with a zero timeout turns close() into a TCP RST instead of an orderly FIN.
+        self.close_connection = True
+        self.wfile.flush()
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+
 
 class SSEReplayServer:
-    """Serves queued ``Reply`` objects to ``POST {prefix}/chat/completions`` in order, on a loopback port.
+    """Serves queued ``Reply`` objects, in order, to POSTs on any model endpoint under ``prefix``, on a
+    loopback port.
 
     When the queue is empty, the replies given to ``cycle`` are served round after round, else ``default``
     if set, else a 500 saying nothing was queued. Every request (method, path, lowercased headers, body)

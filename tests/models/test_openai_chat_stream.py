@@ -823,3 +823,29 @@ async def test_text_and_tool_calls_in_one_turn(sse_server):
     assert [call.id for call in completion.message.tool_calls] == ["call_local_0", "call_local_1"]
     first_call_chunk = next(i for i, event in enumerate(events) if isinstance(event, ToolCallChunk))
     assert all(isinstance(event, TextChunk) for event in events[:first_call_chunk])
+
+
+def test_images_and_reasoning_effort_in_the_chat_body():
+    from seepient.protocol import ImagePart
+
+    model = OpenAIChatModel("gpt-4.1", base_url="https://api.openai.com/v1", api_key="k")
+    images = (
+        ImagePart(media_type="image/png", data="iVBORw0KGgo="),
+        ImagePart(media_type="image/jpeg", url="https://example.com/c.jpg"),
+    )
+    body = model.request_body(
+        ModelRequest(
+            model="m", messages=(Message.user("What is this?", images=images),), reasoning_effort="high"
+        )
+    )
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/c.jpg"}},
+            ],
+        }
+    ]
+    assert body["reasoning_effort"] == "high"

@@ -8,8 +8,11 @@ from typing import Any
 import pytest
 
 from seepient.config.settings import ModelSettings, Settings
+from seepient.models.anthropic import AnthropicModel
 from seepient.models.base import ModelError
+from seepient.models.gemini import GeminiModel
 from seepient.models.openai_chat import OpenAIChatModel
+from seepient.models.openai_responses import OpenAIResponsesModel
 from seepient.models.resolve import known_providers, resolve_model
 from seepient.models.scripted import ReplayModel
 from seepient.protocol import Completion, Message, ModelRequest
@@ -140,20 +143,36 @@ def test_settings_adjust_a_built_in_provider_field_by_field():
 
 
 @pytest.mark.parametrize(
-    ("spec", "compatible_url"),
+    ("spec", "adapter", "base_url", "key_env"),
     [
-        ("anthropic:claude-sonnet-4-5", "https://api.anthropic.com/v1"),
-        ("gemini:gemini-2.5-pro", "https://generativelanguage.googleapis.com/v1beta/openai"),
+        ("anthropic:claude-sonnet-4-5", AnthropicModel, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+        (
+            "gemini:gemini-2.5-pro",
+            GeminiModel,
+            "https://generativelanguage.googleapis.com/v1beta",
+            "GEMINI_API_KEY",
+        ),
     ],
 )
-def test_native_anthropic_and_gemini_are_later_work(spec, compatible_url):
+def test_anthropic_and_gemini_get_their_native_adapters(spec, adapter, base_url, key_env):
+    model = resolve_model(spec, settings=NO_SETTINGS, environ={key_env: "k"})
+    assert isinstance(model, adapter)
+    assert (model.name, model.model, model.base_url) == (spec, spec.split(":", 1)[1], base_url)
+
+
+def test_gemini_takes_its_key_from_google_api_key_too():
+    model = resolve_model("gemini:gemini-2.5-flash", settings=NO_SETTINGS, environ={"GOOGLE_API_KEY": "g"})
+    assert isinstance(model, GeminiModel)
+    assert model._api_key == "g" and model._api_key_env == "GOOGLE_API_KEY"
+    preferred = resolve_model(
+        "gemini:gemini-2.5-flash",
+        settings=NO_SETTINGS,
+        environ={"GOOGLE_API_KEY": "g", "GEMINI_API_KEY": "m"},
+    )
+    assert preferred._api_key == "m" and preferred._api_key_env == "GEMINI_API_KEY"
     with pytest.raises(ModelError) as caught:
-        resolve_model(spec, settings=NO_SETTINGS, environ={"ANTHROPIC_API_KEY": "k", "GEMINI_API_KEY": "k"})
-    message = str(caught.value)
-    assert "not speak yet" in message and "issue 4" in message
-    assert "OpenAI-compatible" in message and compatible_url in message
-    assert '"type": "openai-chat"' in message
-    assert not caught.value.retryable
+        resolve_model("gemini:gemini-2.5-flash", settings=NO_SETTINGS, environ={})
+    assert "GEMINI_API_KEY (or GOOGLE_API_KEY)" in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -173,16 +192,31 @@ def test_the_suggested_setting_switches_to_the_compatible_endpoint(provider, com
         resolve_model(f"{provider}:some-model", settings=settings, environ={})
 
 
-@pytest.mark.parametrize("kind", ["openai-responses", "anthropic", "gemini"])
-def test_provider_types_other_than_openai_chat_are_later_work(kind):
+@pytest.mark.parametrize(
+    ("kind", "adapter"),
+    [
+        ("openai-chat", OpenAIChatModel),
+        ("openai-responses", OpenAIResponsesModel),
+        ("anthropic", AnthropicModel),
+        ("gemini", GeminiModel),
+    ],
+)
+def test_every_provider_type_from_settings_gets_its_adapter(kind, adapter):
     settings = model_settings(
         {"corp": {"type": kind, "baseUrl": "https://llm.corp/v1", "apiKeyEnv": "CORP_KEY"}}
     )
-    with pytest.raises(ModelError) as caught:
-        resolve_model("corp:m", settings=settings, environ={"CORP_KEY": "k"})
-    message = str(caught.value)
-    assert kind in message and "issue 4" in message
-    assert 'set models.providers.corp.type to "openai-chat"' in message
+    model = resolve_model("corp:m", settings=settings, environ={"CORP_KEY": "k"})
+    assert type(model) is adapter
+    assert (model.name, model.model, model.base_url) == ("corp:m", "m", "https://llm.corp/v1")
+    with pytest.raises(ModelError, match="CORP_KEY"):
+        resolve_model("corp:m", settings=settings, environ={})
+
+
+def test_openai_can_be_switched_to_the_responses_api():
+    settings = model_settings({"openai": {"type": "openai-responses"}})
+    model = resolve_model("openai:gpt-5", settings=settings, environ={"OPENAI_API_KEY": "k"})
+    assert isinstance(model, OpenAIResponsesModel)
+    assert model.base_url == "https://api.openai.com/v1"
 
 
 async def test_anthropic_through_its_compatible_endpoint_works_once_configured(sse_server):
@@ -231,4 +265,5 @@ def test_known_providers_merges_built_ins_and_settings():
     assert list(providers) == ["openai", "ollama", "anthropic", "gemini", "local"]
     assert providers["local"].implemented and providers["local"].source == "settings"
     assert providers["gemini"].implemented and providers["gemini"].api_key_env == "GEMINI_API_KEY"
-    assert not providers["anthropic"].implemented
+    assert providers["gemini"].key_envs == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    assert all(provider.implemented for provider in providers.values())

@@ -227,7 +227,6 @@ class NetSettings(_Section):
     allow_hosts: list[str] = Field(default_factory=list, alias="allowHosts")
     allow_ranges: list[str] = Field(default_factory=list, alias="allowRanges")
     allow_ports: list[int] = Field(default_factory=list, alias="allowPorts")
-    max_response_bytes: int = Field(default=10 * 1024 * 1024, alias="maxResponseBytes", gt=0)
 
 
 class Settings(_Section):

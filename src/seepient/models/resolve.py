@@ -12,39 +12,66 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seepient.config.settings import ModelSettings, ProviderSettings
+from seepient.models.anthropic import AnthropicModel
 from seepient.models.base import Model, ModelError
+from seepient.models.gemini import GeminiModel
 from seepient.models.openai_chat import OpenAIChatModel
+from seepient.models.openai_responses import OpenAIResponsesModel
 from seepient.models.scripted import ReplayModel
 
-IMPLEMENTED_PROVIDER_TYPES = ("openai-chat",)
+_ADAPTERS: dict[str, type[OpenAIChatModel | OpenAIResponsesModel | AnthropicModel | GeminiModel]] = {
+    "openai-chat": OpenAIChatModel,
+    "openai-responses": OpenAIResponsesModel,
+    "anthropic": AnthropicModel,
+    "gemini": GeminiModel,
+}
+IMPLEMENTED_PROVIDER_TYPES = tuple(_ADAPTERS)
 
 
 @dataclass(frozen=True)
 class ProviderInfo:
-    """A provider Seepient knows: built in, from settings, or a built-in one adjusted by settings."""
+    """A provider Seepient knows: built in, from settings, or a built-in one adjusted by settings.
+    ``api_key_env`` is read first, then each of ``alternate_key_envs``."""
 
     name: str
     type: str
     base_url: str | None
     api_key_env: str | None
     source: str
+    alternate_key_envs: tuple[str, ...] = ()
 
     @property
     def implemented(self) -> bool:
         return self.type in IMPLEMENTED_PROVIDER_TYPES
 
+    @property
+    def key_envs(self) -> tuple[str, ...]:
+        """Every variable the key may come from, in the order they are read."""
+        return (self.api_key_env, *self.alternate_key_envs) if self.api_key_env else ()
+
+    def api_key(self, environ: Mapping[str, str]) -> tuple[str | None, str | None]:
+        """The key and the variable it came from, or ``(None, None)``."""
+        for variable in self.key_envs:
+            if environ.get(variable):
+                return environ[variable], variable
+        return None, None
+
 
 _BUILTIN_PROVIDERS = (
     ProviderInfo("openai", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", "built-in"),
     ProviderInfo("ollama", "openai-chat", "http://127.0.0.1:11434/v1", None, "built-in"),
-    ProviderInfo("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "built-in"),
+    ProviderInfo("anthropic", "anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", "built-in"),
     ProviderInfo(
-        "gemini", "gemini", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY", "built-in"
+        "gemini",
+        "gemini",
+        "https://generativelanguage.googleapis.com/v1beta",
+        "GEMINI_API_KEY",
+        "built-in",
+        alternate_key_envs=("GOOGLE_API_KEY",),
     ),
 )
 
-# The vendors' own OpenAI-compatible endpoints, offered as the way to reach them until their native
-# adapters exist.
+# The vendors' own OpenAI-compatible endpoints, for settings that switch a native vendor to openai-chat.
 _COMPATIBLE_ENDPOINTS = {
     "anthropic": "https://api.anthropic.com/v1",
     "gemini": "https://generativelanguage.googleapis.com/v1beta/openai",
@@ -88,27 +115,29 @@ def resolve_model(
     if provider is None:
         raise ModelError(
             f"unknown model provider {provider_name!r} in {spec!r}; known providers: {_names(providers)}. "
-            "Add others under models.providers in settings (type openai-chat, baseUrl, apiKeyEnv)"
+            "Add others under models.providers in settings (type openai-chat, openai-responses, anthropic or "
+            "gemini; baseUrl; apiKeyEnv)"
         )
-    if not provider.implemented:
-        raise ModelError(_not_implemented_message(provider))
     endpoint = base_url or provider.base_url
     if not endpoint:
         raise ModelError(
             f"provider {provider.name!r} has no base URL: set models.providers.{provider.name}.baseUrl in "
             "settings or pass --base-url"
         )
-    api_key = None
-    if provider.api_key_env:
-        api_key = env.get(provider.api_key_env) or None
-        if api_key is None and base_url is None:
-            raise ModelError(
-                f"model {spec!r} needs an API key: set the environment variable {provider.api_key_env} "
-                f"(provider {provider.name!r}, {provider.source})"
-            )
-    return OpenAIChatModel(
-        model_id, base_url=endpoint, api_key=api_key, name=spec, api_key_env=provider.api_key_env
+    api_key, key_env = provider.api_key(env)
+    if api_key is None and provider.key_envs and base_url is None:
+        raise ModelError(
+            f"model {spec!r} needs an API key: set the environment variable {_either(provider.key_envs)} "
+            f"(provider {provider.name!r}, {provider.source})"
+        )
+    adapter = _ADAPTERS[provider.type]
+    return adapter(
+        model_id, base_url=endpoint, api_key=api_key, name=spec, api_key_env=key_env or provider.api_key_env
     )
+
+
+def _either(variables: tuple[str, ...]) -> str:
+    return variables[0] + "".join(f" (or {variable})" for variable in variables[1:])
 
 
 def _apply_settings(name: str, configured: ProviderSettings, builtin: ProviderInfo | None) -> ProviderInfo:
@@ -120,34 +149,12 @@ def _apply_settings(name: str, configured: ProviderSettings, builtin: ProviderIn
     if kind == "openai-chat" and builtin.type != "openai-chat" and "base_url" not in given:
         # Switching a native vendor to openai-chat means its OpenAI-compatible endpoint, not its native root.
         base_url = _COMPATIBLE_ENDPOINTS.get(builtin.type, base_url)
-    api_key_env = configured.api_key_env if "api_key_env" in given else builtin.api_key_env
-    return ProviderInfo(name, kind, base_url, api_key_env, "built-in, adjusted by settings")
-
-
-def _not_implemented_message(provider: ProviderInfo) -> str:
-    problem = (
-        f"provider {provider.name!r} uses the {provider.type} wire format, which Seepient does not speak yet "
-        "(planned in issue 4)"
-    )
-    if provider.source == "built-in" and provider.type in _COMPATIBLE_ENDPOINTS:
-        return (
-            f"{problem}. Until then, use its OpenAI-compatible endpoint ({_COMPATIBLE_ENDPOINTS[provider.type]}): "
-            f'put {{"models": {{"providers": {{"{provider.name}": {{"type": "openai-chat"}}}}}}}} in your settings'
-        )
-    if provider.type == "openai-responses":
-        # OpenAI serves Chat Completions at the same API root as Responses.
-        compatible = provider.base_url or "https://api.openai.com/v1"
+    if "api_key_env" in given:
+        api_key_env, alternates = configured.api_key_env, ()
     else:
-        compatible = _COMPATIBLE_ENDPOINTS.get(provider.type, "the vendor's OpenAI-compatible API root")
-    return (
-        f"{problem}. Until then, use an OpenAI-compatible endpoint: set models.providers.{provider.name}.type to "
-        f'"openai-chat" and its baseUrl to {compatible}'
-    )
+        api_key_env, alternates = builtin.api_key_env, builtin.alternate_key_envs
+    return ProviderInfo(name, kind, base_url, api_key_env, "built-in, adjusted by settings", alternates)
 
 
 def _names(providers: Mapping[str, ProviderInfo]) -> str:
-    described = [
-        name if provider.implemented else f"{name} (not yet implemented)"
-        for name, provider in providers.items()
-    ]
-    return ", ".join([*described, "replay"])
+    return ", ".join([*providers, "replay"])

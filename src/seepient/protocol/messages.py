@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Frozen(BaseModel):
@@ -34,9 +34,53 @@ class ToolSpec(_Frozen):
 
 
 class Usage(_Frozen):
+    """Tokens of one model call. ``input_tokens`` counts every prompt token, including the
+    ``cached_input_tokens`` read from the provider's prompt cache and the ``cache_write_input_tokens``
+    written to it; ``output_tokens`` includes reasoning tokens. ``cost_usd`` is an estimate, set only when
+    prices are configured for the model that answered."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
+    cost_usd: float | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None
+        if self.cost_usd is not None or other.cost_usd is not None:
+            cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_write_input_tokens=self.cache_write_input_tokens + other.cache_write_input_tokens,
+            cost_usd=cost,
+        )
+
+
+class ImagePart(_Frozen):
+    """An image attached to a user message: base64 ``data`` or a ``url``, never both."""
+
+    media_type: str = Field(pattern=r"^image/[a-z0-9.+-]+$")
+    data: str | None = None
+    url: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ImagePart:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("an image needs exactly one of data (base64) or url")
+        return self
+
+
+class ProviderContent(_Frozen):
+    """An assistant message exactly as one wire format returned it (Anthropic content blocks with thinking
+    signatures, OpenAI Responses output items with encrypted reasoning, Gemini parts with thought
+    signatures). The adapter of the same ``format`` sends ``items`` back unchanged; other adapters use the
+    message's plain fields."""
+
+    format: Literal["anthropic", "openai-responses", "gemini"]
+    model: str = ""
+    items: tuple[dict[str, Any], ...] = ()
 
 
 class Message(_Frozen):
@@ -48,14 +92,16 @@ class Message(_Frozen):
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
+    provider_content: ProviderContent | None = None
 
     @classmethod
     def system(cls, text: str) -> Message:
         return cls(role="system", content=text)
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        return cls(role="user", content=text)
+    def user(cls, text: str, images: tuple[ImagePart, ...] = ()) -> Message:
+        return cls(role="user", content=text, images=images)
 
     @classmethod
     def assistant(cls, text: str = "", tool_calls: tuple[ToolCall, ...] = ()) -> Message:
@@ -74,3 +120,4 @@ class ModelRequest(_Frozen):
     tools: tuple[ToolSpec, ...] = ()
     max_output_tokens: int | None = None
     temperature: float | None = None
+    reasoning_effort: Literal["low", "medium", "high"] | None = None

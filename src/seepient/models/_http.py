@@ -1,0 +1,357 @@
+"""What every streaming HTTP adapter shares: one httpx2 client per event loop, the SSE request, and the
+mapping of HTTP statuses and transport failures to ``ModelError`` with the right ``retryable`` flag."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from pydantic_core import from_json
+
+from seepient.models.base import ModelError
+
+if TYPE_CHECKING:
+    import httpx2
+
+MAX_ERROR_BODY_BYTES = 64 * 1024
+CONNECT_TIMEOUT_S = 15.0
+_FINISH_BODY_S = 1.0
+# Error types and codes, sent inside a 200 stream or an error body, that a later attempt can get past.
+TRANSIENT_ERROR_MARKERS = (
+    "server_error",
+    "overloaded",
+    "rate_limit",
+    "timeout",
+    "unavailable",
+    "internal",
+    "api_error",
+    "resource_exhausted",
+)
+# Statuses a later attempt can get past: timeout, conflict, rate limit, server errors, Anthropic's overload.
+_TRANSIENT_STATUSES = frozenset({408, 409, 429, 529})
+
+
+def httpx() -> Any:
+    # httpx2 costs ~70 ms to import; only a process that really talks to a model should pay for it.
+    import httpx2
+
+    return httpx2
+
+
+def is_loopback_url(url: str) -> bool:
+    """True when ``url`` names this machine (``localhost`` or a loopback address)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_base_url(base_url: str, example: str) -> str:
+    parts = urlsplit(base_url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ModelError(f"base URL {base_url!r} is not an http(s) URL: give the API root, e.g. {example}")
+    return base_url.rstrip("/")
+
+
+def json_or_none(raw: bytes | str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """The wait a provider asked for: ``retry-after-ms`` (OpenAI, Anthropic) or ``Retry-After``
+    (RFC 9110 §10.2.3: delay-seconds or an HTTP-date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+# jiter (pydantic-core's JSON parser) reads a stream chunk about three times faster than the json module.
+_loads = from_json
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def protobuf_duration_seconds(value: object) -> float | None:
+    """``"30s"`` or ``"1.5s"`` (google.protobuf.Duration in JSON) as seconds."""
+    if not isinstance(value, str):
+        return None
+    match = _DURATION.match(value)
+    return float(match.group(1)) if match else None
+
+
+def is_transient(kind: str) -> bool:
+    kind = kind.lower()
+    return any(marker in kind for marker in TRANSIENT_ERROR_MARKERS)
+
+
+class StreamingHTTPModel:
+    """Base of the wire-format adapters. A subclass sets ``wire_format`` and ``api_root_example`` and
+    implements ``request_body``, its headers, and ``_error_details`` for its error body shape."""
+
+    wire_format = ""
+    api_root_example = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        timeout_s: float = 600,
+        name: str | None = None,
+        api_key_env: str | None = None,
+    ) -> None:
+        if not model:
+            raise ModelError(f"{type(self).__name__} needs a model id")
+        if timeout_s <= 0:
+            raise ModelError(f"timeout_s must be positive, not {timeout_s}")
+        self.model = model
+        self.name = name or model
+        self.base_url = check_base_url(base_url, self.api_root_example)
+        self.timeout_s = timeout_s
+        self._api_key = api_key or None
+        self._api_key_env = api_key_env
+        # Proxy variables must not reroute a call meant for this machine (and a local server is no reason to
+        # consult the environment at all); remote endpoints honour HTTPS_PROXY like any other client.
+        self._trust_env = not is_loopback_url(self.base_url)
+        self._client: httpx2.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        loop, self._client_loop = self._client_loop, None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.aclose()
+
+    def _client_for_running_loop(self) -> httpx2.AsyncClient:
+        # A pooled connection belongs to the event loop that opened it. The SDK's blocking ``chat()`` runs
+        # each call in a fresh loop, so a client left over from a finished loop is dropped, not reused.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            httpx2 = httpx()
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(self.timeout_s, connect=min(self.timeout_s, CONNECT_TIMEOUT_S)),
+                trust_env=self._trust_env,
+            )
+            self._client_loop = loop
+        return self._client
+
+    @asynccontextmanager
+    async def _event_source(
+        self, url: str, body: dict[str, Any], headers: Mapping[str, str]
+    ) -> AsyncIterator[httpx2.EventSource]:
+        """POST ``body`` and give the event source of a successful answer. Every failure, while connecting or
+        while the caller iterates the events inside the ``async with``, becomes a ``ModelError``. (A context
+        manager rather than a generator of events: one async hop less per token.)"""
+        httpx2 = httpx()
+        client = self._client_for_running_loop()
+        answered = False
+        try:
+            async with client.sse(url, method="POST", json=body, headers=headers) as source:
+                response = source.response
+                answered = True
+                if response.status_code >= 400:
+                    raise await self._http_error(response, url)
+                if response.status_code >= 300:
+                    # Redirects are not followed: the key would travel to wherever the answer points.
+                    raise ModelError(
+                        f"model {self.name}: {url} redirected (HTTP {response.status_code}) to "
+                        f"{response.headers.get('location', 'an unnamed address')}; set the base URL to the "
+                        "final address",
+                        status=response.status_code,
+                    )
+                yield source
+        except ModelError:
+            raise
+        except httpx2.SSEError as exc:
+            raise ModelError(
+                f"model {self.name}: {url} did not answer with a usable event stream ({exc}); "
+                f"check that the base URL points at the API root, e.g. {self.api_root_example}",
+            ) from exc
+        except httpx2.TimeoutException as exc:
+            raise ModelError(
+                f"model {self.name}: no data from {url} within {self.timeout_s:g} s ({type(exc).__name__})",
+                retryable=True,
+            ) from exc
+        except httpx2.ConnectError as exc:
+            raise ModelError(
+                f"model {self.name}: cannot connect to {self.base_url} ({exc}); is the server running?",
+                retryable=True,
+            ) from exc
+        except httpx2.TransportError as exc:
+            when = "mid-stream" if answered else "before it answered"
+            raise ModelError(
+                f"model {self.name}: the connection to {self.base_url} failed {when} ({_describe(exc)})",
+                retryable=True,
+            ) from exc
+        except httpx2.HTTPError as exc:
+            raise ModelError(
+                f"model {self.name}: the answer from {self.base_url} could not be read ({type(exc).__name__}: {exc})"
+            ) from exc
+
+    async def _finish_body(self, events: AsyncIterator[Any]) -> None:
+        """Read what follows the last event (the chunked body's end) so the connection goes back to the pool
+        instead of being dropped; a server that keeps the body open gets a second, then the connection is."""
+        httpx2 = httpx()
+        try:
+            async with asyncio.timeout(_FINISH_BODY_S):
+                async for _ in events:
+                    pass
+        except (TimeoutError, httpx2.HTTPError):
+            pass
+
+    def _decode_json(self, data: str) -> dict[str, Any]:
+        try:
+            value = _loads(data)
+        except ValueError as exc:
+            raise ModelError(
+                f"model {self.name}: the stream from {self.base_url} carried a data line that is not JSON "
+                f"({exc}): {data[:200]!r}"
+            ) from exc
+        if not isinstance(value, dict):
+            raise ModelError(
+                f"model {self.name}: the stream from {self.base_url} carried a data line that is not a JSON "
+                f"object: {data[:200]!r}"
+            )
+        return value
+
+    def _stream_error(self, payload: Any) -> ModelError:
+        message, kind, _ = self._error_details(payload)
+        return ModelError(
+            f"model {self.name}: the provider reported an error mid-stream: {message or 'no message given'}",
+            retryable=is_transient(kind),
+        )
+
+    def _incomplete(self, what: str) -> ModelError:
+        return ModelError(
+            f"model {self.name}: the stream from {self.base_url} ended before the model finished ({what})",
+            retryable=True,
+        )
+
+    def _error_details(self, payload: Any) -> tuple[str, str, float | None]:
+        """The human message, the machine type/code (lowercase) and any wait the body asks for."""
+        raise NotImplementedError
+
+    def _key_hint(self) -> str:
+        if self._api_key_env:
+            return f"check the API key in ${self._api_key_env}"
+        if self._api_key is None:
+            return (
+                "no API key was sent; if this endpoint needs one, set apiKeyEnv for its provider in settings"
+            )
+        return "check the API key"
+
+    async def _http_error(self, response: httpx2.Response, url: str) -> ModelError:
+        status = response.status_code
+        raw = bytearray()
+        async for piece in response.aiter_bytes():
+            raw.extend(piece)
+            if len(raw) >= MAX_ERROR_BODY_BYTES:
+                break
+        message, kind, body_wait = self._error_details(json_or_none(bytes(raw)))
+        if not message:
+            message = bytes(raw[:500]).decode("utf-8", "replace").strip() or response.reason_phrase
+        where = f"HTTP {status} from {url}"
+        if status in (401, 403):
+            return ModelError(
+                f"model {self.name}: the provider refused the request ({where}): {message}; {self._key_hint()}",
+                status=status,
+            )
+        if status == 404:
+            return ModelError(
+                f"model {self.name}: model {self.model!r} or endpoint {url} not found ({where}): {message}; "
+                f"check the model name and that the base URL is the API root, e.g. {self.api_root_example}",
+                status=status,
+            )
+        retry_after = retry_after_seconds(response.headers)
+        if retry_after is None:
+            retry_after = body_wait
+        if status == 429:
+            # A 429 for an exhausted quota or billing limit will not clear by waiting.
+            quota = "quota" in kind or "billing" in kind
+            return ModelError(
+                f"model {self.name}: {'quota exhausted' if quota else 'rate limited'} ({where}): {message}",
+                retryable=not quota,
+                status=status,
+                retry_after_s=retry_after,
+            )
+        if status >= 500 or status in _TRANSIENT_STATUSES:
+            label = "provider overloaded" if status == 529 or "overloaded" in kind else "provider error"
+            return ModelError(
+                f"model {self.name}: {label} ({where}): {message}",
+                retryable=True,
+                status=status,
+                retry_after_s=retry_after,
+            )
+        return ModelError(f"model {self.name}: request rejected ({where}): {message}", status=status)
+
+
+def _describe(exc: BaseException) -> str:
+    detail = str(exc) or (str(exc.__cause__) if exc.__cause__ else "") or "connection reset"
+    return f"{type(exc).__name__}: {detail}"
+
+
+def decode_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+    """A tool call's argument text as an object, or the reason it is not one."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return {}, f"tool arguments are not valid JSON ({exc.msg} at character {exc.pos})"
+    if not isinstance(value, dict):
+        return {}, f"tool arguments must be a JSON object, not {json_type(value)}"
+    return value, None
+
+
+def json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else type(value).__name__
+
+
+def count(value: object) -> int:
+    """A token count from a usage object, or 0 for anything that is not a non-negative integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def image_data_url(media_type: str, data: str) -> str:
+    return f"data:{media_type};base64,{data}"

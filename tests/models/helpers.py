@@ -1,0 +1,76 @@
+"""Shared by the model tests: draining a stream (with a timeout so a hang fails the test) and a clock that
+never waits."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from seepient.models.base import ModelError
+from seepient.protocol import Completion, Message, ModelRequest, ModelStreamEvent, TextChunk, ToolCallChunk
+
+HELLO = ModelRequest(model="label", messages=(Message.user("hi"),))
+
+
+async def collect(model: Any, request: ModelRequest = HELLO) -> list[ModelStreamEvent]:
+    events: list[ModelStreamEvent] = []
+    async with asyncio.timeout(20):
+        async for event in model.stream(request):
+            events.append(event)
+    return events
+
+
+async def collect_until_error(
+    model: Any, request: ModelRequest = HELLO
+) -> tuple[list[ModelStreamEvent], ModelError]:
+    events: list[ModelStreamEvent] = []
+    with pytest.raises(ModelError) as caught:
+        async with asyncio.timeout(20):
+            async for event in model.stream(request):
+                events.append(event)
+    return events, caught.value
+
+
+def only_completion(events: list[ModelStreamEvent]) -> Completion:
+    completions = [event for event in events if isinstance(event, Completion)]
+    assert len(completions) == 1
+    assert events[-1] is completions[0]
+    return completions[0]
+
+
+def streamed_text(events: list[ModelStreamEvent]) -> str:
+    return "".join(event.text for event in events if isinstance(event, TextChunk))
+
+
+def streamed_calls(events: list[ModelStreamEvent]) -> dict[int, tuple[str | None, str | None, str]]:
+    """index → (id, name, joined argument text) from the tool-call chunks."""
+    calls: dict[int, tuple[str | None, str | None, str]] = {}
+    for event in events:
+        if isinstance(event, ToolCallChunk):
+            call_id, name, arguments = calls.get(event.index, (None, None, ""))
+            calls[event.index] = (call_id or event.id, name or event.name, arguments + event.arguments_delta)
+    return calls
+
+
+class FakeClock:
+    """``sleep`` returns at once and moves time forward; ``sleeps`` records every wait asked for."""
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.now = start
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def wall(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
