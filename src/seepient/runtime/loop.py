@@ -44,14 +44,6 @@ class TurnOutcome:
     error: str | None = None
 
 
-def _add_usage(a: Usage, b: Usage) -> Usage:
-    return Usage(
-        input_tokens=a.input_tokens + b.input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
-        cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
-    )
-
-
 def _batches(calls: Sequence[ToolCall], registry: ToolRegistry) -> list[list[ToolCall]]:
     batches: list[tuple[bool, list[ToolCall]]] = []
     for call in calls:
@@ -101,7 +93,7 @@ class AgentLoop:
             while step < self._max_steps:
                 step += 1
                 completion = await self._stream_step(turn_id)
-                usage = _add_usage(usage, completion.usage)
+                usage = usage + completion.usage
                 message = completion.message
                 self._history.append(message)
                 text = message.content

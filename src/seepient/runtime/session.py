@@ -16,7 +16,7 @@ from seepient.config.settings import normalise_mode
 from seepient.context.manager import ConversationContext
 from seepient.execution.local import LocalExecutor
 from seepient.models.base import Model
-from seepient.models.resolve import resolve_model
+from seepient.models.router import ModelRouter
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import CompactionEvent, Message, RuntimeEvent, new_id
@@ -28,6 +28,12 @@ from seepient.tools.builtin.skill import SkillTool
 from seepient.tools.registry import ToolRegistry, builtin_registry
 
 __all__ = ["Session", "SessionOptions", "TurnOutcome"]
+
+
+def _model_id(spec: str) -> str:
+    """``openai:gpt-4.1`` → ``gpt-4.1``: what goes into a request's ``model`` field."""
+    return spec.split(":", 1)[1] if ":" in spec else spec
+
 
 _NO_MODEL = (
     "no model chosen: pass --model PROVIDER:MODEL (for example openai:gpt-4.1 with OPENAI_API_KEY set, "
@@ -59,6 +65,9 @@ class SessionOptions:
     """Keep an id the surface already gave the session (the server's stored sessions); new when ``None``."""
     history: list[Message] = field(default_factory=list)
     """Messages of earlier turns to continue from (a session the server restored from its store)."""
+    router: ModelRouter | None = None
+    """A router shared by several sessions (a server keeps one, so breakers see every session's failures);
+    the session builds and closes its own when ``None``."""
 
 
 class Session:
@@ -78,6 +87,10 @@ class Session:
         sandbox: str,
         context: ConversationContext | None = None,
         history: list[Message] | None = None,
+        policy: PolicyEngine | None = None,
+        deps: PipelineDeps | None = None,
+        router: ModelRouter | None = None,
+        owns_router: bool = False,
     ) -> None:
         self.id = session_id
         self.workspace = workspace
@@ -93,8 +106,10 @@ class Session:
         self._loop = loop
         self._lock = asyncio.Lock()
         self._history = history if history is not None else []
-        self._policy: PolicyEngine | None = None
-        self._deps: PipelineDeps | None = None
+        self._policy = policy
+        self._deps = deps
+        self._router = router
+        self._owns_router = owns_router
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -116,12 +131,17 @@ class Session:
             raise SettingsError(
                 f'execution.backend {settings.execution.backend!r} is not available yet; use "local"'
             )
-        spec = options.model or settings.models.default
-        if not spec:
+        if not (options.model or settings.models.default or settings.models.routes):
             raise SettingsError(_NO_MODEL)
-        model = resolve_model(
-            spec, settings=settings.models, base_url=options.base_url, environ=options.environ
+        router = options.router or ModelRouter(
+            settings.models, model_override=options.model, base_url=options.base_url, environ=options.environ
         )
+        model = router.route("text", "standard")
+        spec = model.name
+        # Summaries and the auto-mode classifier use the efficient tier; with a replay script there is none
+        # (a script is the whole conversation), so they ask the session's own model.
+        helper_model = router.efficient() or model
+        helper_name = _model_id(helper_model.name)
 
         session_id = options.session_id or new_id("ses")
         events = EventStream(session_id)
@@ -146,12 +166,7 @@ class Session:
             scopes=ScopeFinder(policy.workspace, policy.guard, home=policy.guard.home),
             project_settings=SeepientPaths.project_settings(policy.workspace),
         )
-        # Until the router's efficient tier exists (issue 4), auto mode's classifier asks the session's model.
-        classifier = (
-            AutoModeClassifier(model, model_name=spec.split(":", 1)[1] if ":" in spec else spec)
-            if mode == "auto"
-            else None
-        )
+        classifier = AutoModeClassifier(helper_model, model_name=helper_name) if mode == "auto" else None
         deps = PipelineDeps(
             registry=registry,
             policy=policy,
@@ -174,8 +189,8 @@ class Session:
             consent_mode=mode,
             sandboxed=sandbox != "off",
             skills=options.skills,
-            summary_model=model,
-            summary_model_name=spec.split(":", 1)[1] if ":" in spec else spec,
+            summary_model=helper_model,
+            summary_model_name=helper_name,
             guard=policy.guard,
             environ=options.environ,
         )
@@ -184,7 +199,7 @@ class Session:
             skill_tool.bind(context.skills)
         loop = AgentLoop(
             model=model,
-            model_name=spec.split(":", 1)[1] if ":" in spec else spec,
+            model_name=_model_id(spec),
             registry=registry,
             pipeline=ToolCallPipeline(deps),
             events=events,
@@ -193,7 +208,7 @@ class Session:
             max_steps=options.max_steps or settings.runtime.max_steps,
             context=context,
         )
-        session = cls(
+        return cls(
             session_id=session_id,
             workspace=workspace,
             settings=settings,
@@ -207,10 +222,11 @@ class Session:
             sandbox=sandbox,
             context=context,
             history=history,
+            policy=policy,
+            deps=deps,
+            router=router,
+            owns_router=options.router is None,
         )
-        session._policy = policy
-        session._deps = deps
-        return session
 
     def set_mode(self, mode: str) -> str:
         """Switch the consent mode for the next action (a surface's mode toggle); returns the canonical name.
@@ -224,8 +240,8 @@ class Session:
             raise SettingsError(f"the managed settings switch the {canonical} mode off")
         policy.mode = canonical
         if canonical == "auto" and deps.classifier is None:
-            name = self.model_spec.split(":", 1)[1] if ":" in self.model_spec else self.model_spec
-            deps.classifier = AutoModeClassifier(self._model, model_name=name)
+            helper = (self._router.efficient() if self._router else None) or self._model
+            deps.classifier = AutoModeClassifier(helper, model_name=_model_id(helper.name))
         elif canonical != "auto":
             deps.classifier = None
         self.mode = canonical
@@ -258,4 +274,6 @@ class Session:
 
     async def aclose(self) -> None:
         await self._model.aclose()
+        if self._router is not None and self._owns_router:
+            await self._router.aclose()
         self.audit.close()
