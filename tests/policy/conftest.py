@@ -150,3 +150,9 @@ def actions(layout: Layout) -> Actions:
 @pytest.fixture(name="corpus")
 def corpus_fixture() -> Callable[..., Path]:
     return corpus
+
+
+@pytest.fixture(scope="session")
+def corpus_finder() -> Callable[..., Path]:
+    """``corpus`` for fixtures wider than one test."""
+    return corpus

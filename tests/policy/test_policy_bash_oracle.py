@@ -32,7 +32,8 @@ SANDBOX = [
 def programs_bash_runs(command: str) -> set[str] | None:
     try:
         done = subprocess.run(
-            [*SANDBOX, "/bin/bash", "--norc", "--noprofile", "-c", PRELUDE + command + "\n"],
+            # 'wait' lets a process substitution start before bash exits and bubblewrap ends the sandbox.
+            [*SANDBOX, "/bin/bash", "--norc", "--noprofile", "-c", PRELUDE + command + "\nwait\n"],
             capture_output=True,
             timeout=5,
             stdin=subprocess.DEVNULL,

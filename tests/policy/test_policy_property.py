@@ -194,3 +194,118 @@ def test_fuzzed_lines_never_crash_and_keep_the_property(engines, tokens, mode, a
     for line in simple_command_lines(command):
         alone = engine.evaluate(shell_action(line, layout.workspace))
         assert alone.decision is not Decision.DENY, (command, line, alone)
+
+
+# -- generated rules and wrappers -------------------------------------------------------------------------------
+
+WRAPPERS = [
+    "{}",
+    "env X=1 {}",
+    "sudo {}",
+    "timeout 5 {}",
+    "nice -n 5 {}",
+    "command {}",
+    "nohup {}",
+    "stdbuf -oL {}",
+    "time {}",
+    "bash -c {q}",
+    "sh -lc {q}",
+    "xargs {} < list.txt",
+    "({})",
+    "{{ {}; }}",
+    "echo $({})",
+    "true && {}",
+    "false || {}",
+    "{} | cat",
+    "if true; then {}; fi",
+    "f() {{ {}; }}; f",
+]
+RULE_WORDS = [
+    ("git", "push"),
+    ("git", "reset", "--hard"),
+    ("npm", "publish"),
+    ("rm", "-rf"),
+    ("curl",),
+    ("cat",),
+    ("docker", "run"),
+    ("pip", "install"),
+]
+PATH_RULES = [
+    "Read(.env)",
+    "Read(src/**)",
+    "Edit(src/**)",
+    "Write(docs/*.md)",
+    "Read(~/notes/**)",
+    "Edit(README.md)",
+]
+ARGUMENTS = ["", " x", " -v", " origin main", " --force", " -n 1", " .", " README.md"]
+
+shell_rules = st.builds(
+    lambda words, prefix: f"Shell({' '.join(words)}{':*' if prefix else ''})",
+    st.sampled_from(RULE_WORDS),
+    st.booleans(),
+)
+rule_lists = st.lists(st.one_of(shell_rules, st.sampled_from(PATH_RULES)), max_size=4, unique=True)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory, layout_factory):
+    layout = layout_factory(tmp_path_factory.mktemp("generated"))
+    cache: dict[tuple[str, tuple[str, ...], tuple[str, ...]], object] = {}
+
+    def engine(mode: str, allow: list[str], deny: list[str]):
+        key = (mode, tuple(allow), tuple(deny))
+        if key not in cache:
+            cache[key] = layout.engine(mode, allow=allow, deny=deny)
+        return cache[key]
+
+    return layout, engine
+
+
+def wrapped(wrapper: str, command: str) -> str:
+    return wrapper.format(command, q=shlex.quote(command))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    deny_words=st.sampled_from(RULE_WORDS),
+    argument=st.sampled_from(ARGUMENTS),
+    wrapper=st.sampled_from(WRAPPERS),
+    mode=st.sampled_from(MODES),
+    allow=rule_lists,
+)
+def test_a_denied_prefix_stays_denied_inside_any_wrapper(
+    generated, deny_words, argument, wrapper, mode, allow
+) -> None:
+    layout, engine = generated
+    rule = f"Shell({' '.join(deny_words)}:*)"
+    denying = engine(mode, [*allow, "Shell"], [rule])
+    command = " ".join(deny_words) + argument
+    verdict = denying.evaluate(shell_action(wrapped(wrapper, command), layout.workspace))
+    assert verdict.decision is Decision.DENY, (wrapper, command, verdict)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(WRAPPERS)), min_size=1, max_size=4),
+    separators=st.lists(st.sampled_from(SEPARATORS), min_size=3, max_size=3),
+    mode=st.sampled_from(MODES),
+    allow=rule_lists,
+    deny=rule_lists,
+)
+def test_generated_rules_keep_the_property(generated, pieces, separators, mode, allow, deny) -> None:
+    layout, engine = generated
+    policy = engine(mode, allow, deny)
+    command = ""
+    for position, (piece, wrapper) in enumerate(pieces):
+        command += (separators[position - 1] if position else "") + wrapped(wrapper, piece)
+    verdict = policy.evaluate(shell_action(command, layout.workspace))
+    if verdict.decision is not Decision.ALLOW:
+        return
+    for piece, wrapper in pieces:
+        for alone in (piece, wrapped(wrapper, piece)):
+            single = policy.evaluate(shell_action(alone, layout.workspace))
+            assert single.decision is not Decision.DENY, (command, alone, single)
+    for line in simple_command_lines(command):
+        single = policy.evaluate(shell_action(line, layout.workspace))
+        assert single.decision is not Decision.DENY, (command, line, single)

@@ -6,11 +6,14 @@ Everything here works on argv words the shell analyser has already unquoted; not
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Literal
 
+from seepient.policy.sed import SedSyntaxError, read_sed_script, writes_to_a_file
 from seepient.protocol import Capability
 
 
@@ -31,20 +34,25 @@ class Word:
 @dataclass(frozen=True)
 class Operand:
     """A file a command opens. ``directory`` means files of unknown names are written inside it;
-    ``recursive`` means everything below it is read or changed."""
+    ``recursive`` means everything below it is read or changed; ``moves`` means its content ends up
+    somewhere else (``mv`` sources), so it is read as well as changed; ``names_only`` means only names
+    and metadata are read below it (``ls -R``, ``find``), never file contents."""
 
     word: Word
     write: bool
     role: str
     recursive: bool = False
     directory: bool = False
+    moves: bool = False
+    names_only: bool = False
 
 
 @dataclass(frozen=True)
 class Danger:
-    """``deny`` for what no mode may run (formatting a disk), ``ask`` for what needs a person's eyes."""
+    """``deny`` for what no mode may run (formatting a disk); ``confirm`` for what a person must see
+    whatever the mode (code fetched from the network run unseen); ``ask`` for what the mode weighs."""
 
-    level: Literal["deny", "ask"]
+    level: Literal["deny", "confirm", "ask"]
     reason: str
 
 
@@ -74,6 +82,15 @@ class Interpretation:
     stdin_script_is_shell: bool = False
     operands_from_stdin: bool = False
     cwd_change: Word | None = None
+    spellings: list[tuple[Word, ...]] = field(default_factory=list)
+    """Other argv forms of the same command (a git alias resolved), which deny rules must see too."""
+    embedded: list[Word] = field(default_factory=list)
+    """Quoted strings inside inline program text (``python -c``, an awk program) that may be paths."""
+    runs_unseen: bool = False
+    """The command runs code that exists only at run time (``bash <(…)``, ``eval "$(…)"``)."""
+    stdin_or: list[Operand] = field(default_factory=list)
+    """What the command reads when its standard input is a terminal (``rg x`` searches ``.``), since a
+    pipe or redirection into it is read instead."""
 
     @property
     def effective(self) -> tuple[Word, ...]:
@@ -485,10 +502,21 @@ def _interpret_shell(args: Sequence[Word], interpretation: Interpretation) -> No
         interpretation.scripts.append(operands[0])
         return
     if operands and not stdin_mode:
+        if operands[0].pipe:
+            _unseen_script(
+                interpretation,
+                f"the shell runs a script another command writes at run time ({operands[0].text})",
+            )
+            return
         interpretation.operands.append(Operand(operands[0], write=False, role="shell script"))
         return
     interpretation.reads_script_from_stdin = True
     interpretation.stdin_script_is_shell = True
+
+
+def _unseen_script(interpretation: Interpretation, problem: str) -> None:
+    interpretation.problems.append(problem)
+    interpretation.runs_unseen = True
 
 
 # -- find -------------------------------------------------------------------------------------------
@@ -554,7 +582,9 @@ def _interpret_find(args: Sequence[Word], interpretation: Interpretation) -> Non
             interpretation.nested.append(Nested(inner, placeholder_roots=tuple(roots)))
             index = end + 1
     for root in roots:
-        interpretation.operands.append(Operand(root, write=deletes, role="find root", recursive=True))
+        interpretation.operands.append(
+            Operand(root, write=deletes, role="find root", recursive=True, names_only=True)
+        )
     if deletes:
         interpretation.capabilities.add(Capability.DESTRUCTIVE)
         interpretation.dangers.append(Danger("ask", "find -delete removes every file the expression matches"))
@@ -565,7 +595,9 @@ def _interpret_find(args: Sequence[Word], interpretation: Interpretation) -> Non
 _OperandRule = Callable[[Sequence[Word], Interpretation, str], None]
 
 
-def _all_operands(write: bool, spec: _Options, role: str, *, recursive_flags: str = "") -> _OperandRule:
+def _all_operands(
+    write: bool, spec: _Options, role: str, *, recursive_flags: str = "", names_only: bool = False
+) -> _OperandRule:
     recursive_set = frozenset(recursive_flags.split())
 
     def rule(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
@@ -573,7 +605,9 @@ def _all_operands(write: bool, spec: _Options, role: str, *, recursive_flags: st
         recursive = any(opt in recursive_set for opt, _ in parsed.options)
         for word in parsed.operands:
             interpretation.operands.append(
-                Operand(word, write=write, role=f"{program} {role}", recursive=recursive)
+                Operand(
+                    word, write=write, role=f"{program} {role}", recursive=recursive, names_only=names_only
+                )
             )
 
     return rule
@@ -587,29 +621,50 @@ def _skip_first(
     unless: str = "",
     recursive_flags: str = "",
     always_recursive: bool = False,
+    names_only_flags: str = "",
 ) -> _OperandRule:
-    """Programs whose first operand is not a file (a grep pattern, a chmod mode) unless an option gave it."""
+    """Programs whose first operand is not a file (a grep pattern, a chmod mode) unless an option gave it.
+
+    A recursive search without a path searches the working directory (unless its input is piped)."""
     unless_set = frozenset(unless.split())
     recursive_set = frozenset(recursive_flags.split())
+    names_only_set = frozenset(names_only_flags.split())
 
     def rule(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
         parsed = _parse(args, spec, program)
         operands = parsed.operands if parsed.has(*unless_set) else parsed.operands[1:]
         recursive = always_recursive or any(opt in recursive_set for opt, _ in parsed.options)
+        names_only = any(opt in names_only_set for opt, _ in parsed.options)
         for word in operands:
             interpretation.operands.append(
-                Operand(word, write=write, role=f"{program} {role}", recursive=recursive)
+                Operand(
+                    word, write=write, role=f"{program} {role}", recursive=recursive, names_only=names_only
+                )
+            )
+        if recursive and not operands and not write:
+            interpretation.stdin_or.append(
+                Operand(
+                    Word("."),
+                    write=False,
+                    role=f"{program} {role} (the working directory)",
+                    recursive=True,
+                    names_only=names_only,
+                )
             )
 
     return rule
 
 
-def _copy_like(spec: _Options, *, sources_written: bool, recursive_flags: str = "") -> _OperandRule:
+def _copy_like(
+    spec: _Options, *, sources_written: bool, recursive_flags: str = "", whole_trees: bool = False
+) -> _OperandRule:
+    """cp, mv, ln, install, rsync, scp. ``whole_trees``: a source directory goes along with everything
+    below it whatever the flags (``mv dir x``; ``ln -s dir x`` opens everything below ``dir`` through ``x``)."""
     recursive_set = frozenset(recursive_flags.split())
 
     def rule(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
         parsed = _parse(args, spec, program)
-        recursive = any(opt in recursive_set for opt, _ in parsed.options)
+        recursive = whole_trees or any(opt in recursive_set for opt, _ in parsed.options)
         targets = parsed.values("-t", "--target-directory")
         sources = list(parsed.operands)
         if targets:
@@ -622,8 +677,31 @@ def _copy_like(spec: _Options, *, sources_written: bool, recursive_flags: str = 
             destinations = []
         for word in sources:
             interpretation.operands.append(
-                Operand(word, write=sources_written, role=f"{program} source", recursive=recursive)
+                Operand(
+                    word,
+                    write=sources_written,
+                    role=f"{program} source",
+                    recursive=recursive,
+                    moves=sources_written,
+                )
             )
+        if program == "ln" and parsed.has("-s", "--symbolic"):
+            # A relative symlink target is resolved from the link's own directory, not from here.
+            for source in sources:
+                if not source.static or source.text.startswith(("/", "~")):
+                    continue
+                for destination in destinations:
+                    if not destination.static:
+                        continue
+                    for directory in {destination.text, posixpath.dirname(destination.text) or "."}:
+                        interpretation.operands.append(
+                            Operand(
+                                Word(posixpath.join(directory, source.text), glob=source.glob),
+                                write=False,
+                                role="ln -s target, seen from the link's directory",
+                                recursive=True,
+                            )
+                        )
         for word in destinations:
             interpretation.operands.append(
                 Operand(
@@ -638,16 +716,116 @@ def _copy_like(spec: _Options, *, sources_written: bool, recursive_flags: str = 
     return rule
 
 
+@dataclass
+class _SedCall:
+    expressions: list[Word]
+    files: list[Word]
+    script_files: list[Word]
+    in_place: bool
+    quiet: bool
+    problem: str | None = None
+
+
+def _sed_call(args: Sequence[Word]) -> _SedCall:
+    """GNU sed's options, parsed by hand: ``-i`` takes an optional suffix glued to it (``-i.bak``, so
+    ``-in`` is in-place with suffix ``n``, not ``-i -n``), ``-e``/``-f``/``-l`` take values."""
+    call = _SedCall([], [], [], False, False)
+    positional: list[Word] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        text = word.text
+        index += 1
+        if not word.static or not text.startswith("-") or text == "-":
+            positional.append(word)
+            continue
+        if text == "--":
+            positional.extend(args[index:])
+            break
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
+            if name in ("--expression", "--file", "--line-length"):
+                if not eq:
+                    if index >= len(args):
+                        call.problem = f"sed {name} needs a value"
+                        return call
+                    given = args[index]
+                    index += 1
+                else:
+                    given = Word(value, word.static)
+                if name == "--expression":
+                    call.expressions.append(given)
+                elif name == "--file":
+                    call.script_files.append(given)
+            elif name == "--in-place":
+                call.in_place = True
+            elif name in ("--quiet", "--silent"):
+                call.quiet = True
+            continue
+        cluster = text[1:]
+        for position, letter in enumerate(cluster):
+            if letter == "i":
+                call.in_place = True
+                break  # the rest of the word is the backup suffix
+            if letter in "efl":
+                rest = cluster[position + 1 :]
+                if rest:
+                    given = Word(rest, word.static)
+                elif index < len(args):
+                    given = args[index]
+                    index += 1
+                else:
+                    call.problem = f"sed -{letter} needs a value"
+                    return call
+                if letter == "e":
+                    call.expressions.append(given)
+                elif letter == "f":
+                    call.script_files.append(given)
+                break
+            if letter == "n":
+                call.quiet = True
+    if not call.expressions and not call.script_files:
+        if not positional:
+            call.problem = "sed without a script"
+            return call
+        call.expressions.append(positional.pop(0))
+    call.files = positional
+    return call
+
+
 def _sed(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
-    parsed = _parse(args, _opts("-e --expression -f --file -l --line-length"), program)
-    in_place = any(opt in ("-i", "--in-place") or opt.startswith("--in-place") for opt, _ in parsed.options)
-    files = parsed.operands if parsed.has("-e", "--expression", "-f", "--file") else parsed.operands[1:]
-    for value in parsed.values("-f", "--file"):
+    call = _sed_call(args)
+    if call.problem:
+        interpretation.problems.append(call.problem)
+        return
+    for value in call.script_files:
         interpretation.operands.append(Operand(value, write=False, role="sed script file"))
-    for word in files:
+    if call.script_files:
+        # The commands of a script file are only known when sed reads it; 'e' and 'w' could be in it.
+        interpretation.problems.append("sed -f runs a script file whose commands are not analysed here")
+    for word in call.files:
         interpretation.operands.append(
-            Operand(word, write=in_place, role="sed -i file" if in_place else "sed input")
+            Operand(word, write=call.in_place, role="sed -i file" if call.in_place else "sed input")
         )
+    if any(not e.static for e in call.expressions):
+        interpretation.problems.append("sed runs a script computed at run time")
+        return
+    try:
+        script = read_sed_script("\n".join(e.text for e in call.expressions))
+    except SedSyntaxError as exc:
+        interpretation.problems.append(f"sed: {exc}")
+        return
+    for name in script.reads:
+        interpretation.operands.append(Operand(Word(name), write=False, role="sed r file"))
+    for name in writes_to_a_file(script):
+        interpretation.operands.append(Operand(Word(name), write=True, role="sed w file"))
+    for command in script.runs:
+        interpretation.scripts.append(Word(command))
+    if script.runs_pattern_space:
+        interpretation.problems.append(
+            "sed runs text from its input as a shell command (the e command or the s///e flag)"
+        )
+        interpretation.runs_unseen = True
 
 
 def _dd(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
@@ -722,6 +900,37 @@ def _compressor(args: Sequence[Word], interpretation: Interpretation, program: s
     to_stdout = parsed.has("-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test")
     for word in parsed.operands:
         interpretation.operands.append(Operand(word, write=not to_stdout, role=f"{program} file"))
+
+
+def _with_output(
+    spec: _Options, outputs: str, *, recursive_flags: str = "", names_only: bool = False
+) -> _OperandRule:
+    """Programs that read their operands and write one file named by an option (``iconv -o out``)."""
+    output_set = tuple(outputs.split())
+    recursive_set = frozenset(recursive_flags.split())
+
+    def rule(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
+        parsed = _parse(args, spec, program)
+        recursive = any(opt in recursive_set for opt, _ in parsed.options)
+        for word in parsed.values(*output_set):
+            interpretation.operands.append(Operand(word, write=True, role=f"{program} output"))
+        for word in parsed.operands:
+            interpretation.operands.append(
+                Operand(
+                    word, write=False, role=f"{program} input", recursive=recursive, names_only=names_only
+                )
+            )
+
+    return rule
+
+
+def _xxd(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
+    """``xxd [options] [infile [outfile]]``: the second operand is written."""
+    parsed = _parse(args, _opts("-c -cols -g -groupsize -l -len -s -seek -o -offset -n -name"), program)
+    for position, word in enumerate(parsed.operands[:2]):
+        interpretation.operands.append(
+            Operand(word, write=position == 1, role="xxd output" if position else "xxd input")
+        )
 
 
 def _sort(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
@@ -860,13 +1069,29 @@ def _is_setid_mode(mode: str) -> bool:
     return re.search(r"[+=][rwxXt]*s", mode) is not None
 
 
-def _git(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
+def _git(
+    args: Sequence[Word], interpretation: Interpretation, program: str, *, aliased: bool = False
+) -> None:
     sub_index = _git_subcommand_index(args)
+    aliases = _git_globals(args[: len(args) if sub_index is None else sub_index], interpretation)
     if sub_index is None:
         return
     sub = args[sub_index].text
     rest = list(args[sub_index + 1 :])
     texts = [w.text for w in rest]
+    alias = aliases.get(sub)
+    if alias is not None and not aliased:
+        # 'git -c alias.x=push x' runs 'git push': deny rules and every check below see that form too.
+        spelled = (Word("git"), *(Word(part) for part in alias), *rest)
+        interpretation.spellings.append(spelled)
+        _git(spelled[1:], interpretation, program, aliased=True)
+    _git_runs_programs(sub, rest, interpretation)
+    if sub == "config":
+        _git_config(rest, interpretation)
+    if sub == "credential" or sub.startswith("credential-"):
+        interpretation.dangers.append(
+            Danger("confirm", f"git {sub} reads or changes stored git passwords and tokens")
+        )
     if sub in ("push", "pull", "fetch", "clone", "ls-remote", "submodule", "remote"):
         if sub != "remote" or (texts and texts[0] in ("update", "prune", "show")):
             interpretation.capabilities.add(Capability.NETWORK)
@@ -942,6 +1167,276 @@ _GIT_VALUE_GLOBALS = _names(
     "-C -c --git-dir --work-tree --namespace --exec-path --super-prefix --config-env --list-cmds --attr-source"
 )
 
+# Settings whose value is a program git runs (through the shell) at some point of some command.
+_GIT_PROGRAM_KEYS = (
+    "core.pager core.editor core.sshcommand core.askpass core.fsmonitor core.gitproxy "
+    "core.alternaterefscommand credential.helper credential.*.helper diff.external diff.*.command "
+    "diff.*.textconv difftool.*.cmd mergetool.*.cmd merge.*.driver filter.*.clean filter.*.smudge "
+    "filter.*.process gpg.program gpg.*.program sequence.editor pager.* interactive.difffilter "
+    "uploadpack.packobjectshook sendemail.tocmd sendemail.cccmd sendemail.sendmailcmd "
+    "sendemail.smtpserver remote.*.uploadpack remote.*.receivepack web.browser browser.*.cmd man.*.cmd "
+    "man.viewer core.hookspath"
+).split()
+# Settings that make git read more settings, or enable transports that run commands.
+_GIT_INDIRECT_KEYS = ("include.*", "includeif.*", "protocol.*", "url.*", "remote.*.vcs")
+# Settings known to change only how git shows or records things.
+_GIT_HARMLESS_PREFIXES = (
+    "color.",
+    "user.",
+    "author.",
+    "committer.",
+    "log.",
+    "advice.",
+    "i18n.",
+    "status.",
+    "grep.",
+    "column.",
+    "blame.",
+    "versionsort.",
+    "feature.",
+    "index.",
+    "core.quotepath",
+    "core.autocrlf",
+    "core.safecrlf",
+    "core.abbrev",
+    "core.eol",
+    "core.filemode",
+    "core.ignorecase",
+    "core.longpaths",
+    "core.precomposeunicode",
+    "core.whitespace",
+    "core.commentchar",
+    "core.compression",
+    "init.defaultbranch",
+    "pull.rebase",
+    "pull.ff",
+    "push.default",
+    "push.autosetupremote",
+    "safe.directory",
+    "commit.gpgsign",
+    "tag.gpgsign",
+    "tag.sort",
+    "branch.sort",
+    "diff.renames",
+    "diff.algorithm",
+    "diff.noprefix",
+    "diff.mnemonicprefix",
+    "diff.context",
+    "diff.colormoved",
+    "diff.indentheuristic",
+    "diff.relative",
+    "merge.conflictstyle",
+    "merge.ff",
+    "rebase.autosquash",
+    "rebase.autostash",
+    "fetch.prune",
+    "maintenance.auto",
+    "gc.auto",
+    "submodule.recurse",
+    "pack.threads",
+)
+
+
+def _git_key_kind(key: str) -> Literal["program", "indirect", "harmless", "unknown"]:
+    key = key.lower()
+    if key.startswith("alias."):
+        return "program"
+    if any(fnmatchcase(key, pattern) for pattern in _GIT_PROGRAM_KEYS):
+        return "program"
+    if any(fnmatchcase(key, pattern) for pattern in _GIT_INDIRECT_KEYS):
+        return "indirect"
+    if key.startswith(_GIT_HARMLESS_PREFIXES):
+        return "harmless"
+    return "unknown"
+
+
+def _git_globals(words: Sequence[Word], interpretation: Interpretation) -> dict[str, list[str]]:
+    """Options before the subcommand: ``-c key=value`` may name programs git runs or aliases, and
+    ``--exec-path=DIR`` swaps every git helper. Returns the aliases set with ``-c alias.NAME=…``."""
+    aliases: dict[str, list[str]] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        text = word.text
+        index += 1
+        setting: Word | None = None
+        from_environment = False
+        if text in ("-c", "--config-env") and index < len(words):
+            setting, from_environment = words[index], text == "--config-env"
+            index += 1
+        elif text.startswith("--config-env="):
+            setting, from_environment = Word(text.split("=", 1)[1], word.static), True
+        elif text.startswith("-c") and len(text) > 2 and not text.startswith("--"):
+            setting = Word(text[2:], word.static)
+        elif text.startswith("--exec-path="):
+            interpretation.problems.append(
+                "git --exec-path= makes git run its helper programs from another directory; not analysed"
+            )
+        elif text in ("--git-dir", "--work-tree", "-C") and index < len(words):
+            interpretation.operands.append(
+                Operand(words[index], write=False, role=f"git {text} directory", names_only=True)
+            )
+            index += 1
+        elif text.startswith(("--git-dir=", "--work-tree=")):
+            name, _, value = text.partition("=")
+            interpretation.operands.append(
+                Operand(Word(value, word.static), write=False, role=f"git {name} directory", names_only=True)
+            )
+        if setting is None:
+            continue
+        key, eq, value = setting.text.partition("=")
+        if not setting.static or (not eq and not from_environment):
+            interpretation.problems.append(f"git -c {setting.text} cannot be read before it runs")
+            continue
+        _git_setting(key, None if from_environment else value, interpretation, aliases, via="-c")
+    return aliases
+
+
+def _git_setting(
+    key: str,
+    value: str | None,
+    interpretation: Interpretation,
+    aliases: dict[str, list[str]],
+    *,
+    via: str,
+) -> None:
+    """One setting given on the command line or written by ``git config``; ``value`` None: from the environment."""
+    kind = _git_key_kind(key)
+    shown = f"git {via} {key}"
+    if kind == "harmless":
+        return
+    if kind in ("indirect", "unknown"):
+        why = (
+            "makes git read settings or run transports from elsewhere"
+            if kind == "indirect"
+            else "may name a program git runs"
+        )
+        interpretation.problems.append(f"{shown} {why}; it is not analysed")
+        return
+    if value is None:
+        interpretation.problems.append(f"{shown} takes a program from the environment at run time")
+        return
+    if key.lower() == "core.hookspath":
+        interpretation.problems.append(
+            f"{shown} makes git run hook scripts from {value}; they are not analysed"
+        )
+        return
+    if key.lower().startswith("alias."):
+        if value.startswith("!"):
+            interpretation.scripts.append(Word(value[1:]))
+        else:
+            aliases[key[len("alias.") :]] = value.split()
+        return
+    if value.strip():
+        interpretation.scripts.append(Word(value))
+
+
+def _git_runs_programs(sub: str, rest: Sequence[Word], interpretation: Interpretation) -> None:
+    """Subcommands whose options name a command to run: each is analysed like any other command."""
+    texts = [w.text for w in rest]
+    command_options = {
+        "rebase": ("-x", "--exec"),
+        "difftool": ("-x", "--extcmd"),
+        "grep": ("-O", "--open-files-in-pager"),
+        "filter-branch": (
+            "--env-filter",
+            "--tree-filter",
+            "--index-filter",
+            "--parent-filter",
+            "--msg-filter",
+            "--commit-filter",
+            "--tag-name-filter",
+        ),
+    }.get(sub, ())
+    for position, word in enumerate(rest):
+        text = word.text
+        for option in command_options:
+            if text == option and position + 1 < len(rest) and sub != "grep":
+                interpretation.scripts.append(rest[position + 1])
+            elif text.startswith(option + "=") or (
+                option in ("-O", "-x") and text.startswith(option) and len(text) > 2
+            ):
+                glued = text.split("=", 1)[1] if "=" in text and text.startswith("--") else text[2:]
+                interpretation.scripts.append(Word(glued, word.static))
+    if sub == "bisect" and texts[:1] == ["run"] and len(rest) > 1:
+        interpretation.nested.append(Nested(tuple(rest[1:])))
+    if sub == "submodule" and "foreach" in texts:
+        command = [w for w in rest[texts.index("foreach") + 1 :] if w.text != "--recursive"]
+        if command:
+            interpretation.scripts.append(
+                Word(" ".join(w.text for w in command), static=all(w.static for w in command))
+            )
+
+
+_GIT_CONFIG_READS = _names(
+    "--get --get-all --get-regexp --get-urlmatch -l --list --get-color --get-colorbool get list"
+)
+_GIT_CONFIG_WRITES = _names(
+    "--unset --unset-all --add --replace-all --rename-section --remove-section -e --edit set unset "
+    "rename-section remove-section edit"
+)
+
+
+def _git_config(rest: Sequence[Word], interpretation: Interpretation) -> None:
+    """``git config`` writes settings git later acts on, outside any sandbox: a key that names a program is
+    refused, other writes are file writes to the scope's file (``--global`` is ``~/.gitconfig``)."""
+    texts = [w.text for w in rest]
+    parsed = _parse(
+        rest,
+        _opts("-f --file --blob --type --default --comment --value"),
+        "git config",
+    )
+    positional = [w for w in parsed.operands]
+    words = [w.text for w in positional]
+    if words[:1] and words[0] in _GIT_CONFIG_READS | _GIT_CONFIG_WRITES:
+        action = words[0]
+        positional = positional[1:]
+    else:
+        action = next((t for t in texts if t in _GIT_CONFIG_READS | _GIT_CONFIG_WRITES), None)
+    if action in _GIT_CONFIG_READS or (action is None and len(positional) < 2):
+        return
+    if action in ("-e", "--edit", "edit"):
+        interpretation.dangers.append(
+            Danger(
+                "deny", "git config --edit lets anything into the settings git acts on outside the sandbox"
+            )
+        )
+        return
+    if parsed.has("--global"):
+        target = Word("~/.gitconfig")
+    elif parsed.has("--system"):
+        target = Word("/etc/gitconfig")
+    elif parsed.values("-f", "--file"):
+        target = parsed.values("-f", "--file")[0]
+    else:
+        target = None
+    if target is not None:
+        interpretation.operands.append(Operand(target, write=True, role="git config file"))
+    if action in ("--unset", "--unset-all", "unset", "--remove-section", "remove-section"):
+        return
+    if not positional:
+        return
+    key = positional[0]
+    value = " ".join(w.text for w in positional[1:2]) if len(positional) > 1 else ""
+    if not key.static or (len(positional) > 1 and not positional[1].static):
+        interpretation.problems.append("git config writes a setting computed at run time")
+        return
+    kind = _git_key_kind(key.text)
+    if key.text.lower().startswith("alias.") and not value.startswith("!"):
+        return  # an alias for other git words; git never lets one replace a built-in command
+    if kind == "program":
+        interpretation.dangers.append(
+            Danger(
+                "deny",
+                f"git config {key.text} names a program git would run later, outside the sandbox "
+                f"({value or 'empty'})",
+            )
+        )
+    elif kind in ("indirect", "unknown"):
+        interpretation.problems.append(
+            f"git config {key.text} is not analysed; it may make git run something"
+        )
+
 
 def _git_subcommand_index(args: Sequence[Word]) -> int | None:
     index = 0
@@ -994,13 +1489,51 @@ _RG = _opts(
 )
 _ANY = _opts("")
 
+_AWK_OPTIONS = _opts("-f --file -v --assign -F --field-separator -i --include -l --load -E --exec")
+_AWK_PIPE_IN = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*\|\s*getline')
+_AWK_PIPE_OUT = re.compile(r'\|&?\s*"((?:[^"\\\n]|\\.)*)"')
+_AWK_FILE_OUT = re.compile(r'\bprintf?\b[^;}\n]*?>>?\s*"((?:[^"\\\n]|\\.)*)"')
+
+
+def _awk(args: Sequence[Word], interpretation: Interpretation, program: str) -> None:
+    """awk reads its input files, and its program may run commands (``system()``, pipes) and write files."""
+    parsed = _parse(args, _AWK_OPTIONS, program)
+    scripts = parsed.values("-f", "--file", "-E", "--exec")
+    operands = list(parsed.operands)
+    for script in scripts:
+        interpretation.operands.append(Operand(script, write=False, role=f"{program} program file"))
+    if scripts:
+        interpretation.problems.append(
+            f"{program} -f runs a program file whose commands are not analysed here"
+        )
+    elif operands:
+        code = operands.pop(0)
+        _inline_code(code, interpretation, program)
+        if code.static:
+            for match in (*_AWK_PIPE_IN.finditer(code.text), *_AWK_PIPE_OUT.finditer(code.text)):
+                interpretation.scripts.append(Word(match.group(1)))
+            for match in _AWK_FILE_OUT.finditer(code.text):
+                interpretation.operands.append(
+                    Operand(Word(match.group(1)), write=True, role=f"{program} output")
+                )
+            if re.search(r"\bsystem\s*\(\s*[^\s\")]", code.text) or re.search(
+                r"\|&?\s*(?!getline\b)[A-Za-z_$]", code.text
+            ):
+                interpretation.problems.append(f"{program} runs a command built at run time")
+    for word in operands:
+        if word.static and _ASSIGNMENT.match(word.text):
+            continue  # 'var=value' operands set variables, they are not files
+        interpretation.operands.append(Operand(word, write=False, role=f"{program} input"))
+
+
 _OPERAND_RULES: dict[str, _OperandRule] = {
     **{
         name: _all_operands(False, _opts(""), "input", recursive_flags="-R -r --recursive")
         for name in _names(
-            "cat tac less more nl wc od xxd hexdump strings file stat md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum base32 comm paste join fold fmt expand unexpand readlink realpath column iconv rev shuf numfmt look"
+            "cat tac less more nl wc od hexdump strings file md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum base32 comm paste join fold fmt expand unexpand column rev numfmt look"
         )
     },
+    **{name: _all_operands(False, _opts(""), "input", names_only=True) for name in ("readlink", "realpath")},
     **{
         name: _all_operands(False, _opts("-n --lines -c --bytes -s --sleep-interval --pid"), "input")
         for name in ("head", "tail")
@@ -1015,18 +1548,14 @@ _OPERAND_RULES: dict[str, _OperandRule] = {
         _opts("-I --ignore -w --width -T --tabsize --hide --block-size --time-style"),
         "input",
         recursive_flags="-R --recursive",
+        names_only=True,
     ),
     "du": _all_operands(
         False,
         _opts("-X --exclude-from --exclude -d --max-depth -B --block-size -t --threshold --time-style"),
         "input",
         recursive_flags="-a -s -c",
-    ),
-    "tree": _all_operands(
-        False,
-        _opts("-L -P -I --filelimit --timefmt -o -H -T --charset"),
-        "input",
-        recursive_flags="-a",
+        names_only=True,
     ),
     "diff": _all_operands(
         False,
@@ -1036,8 +1565,19 @@ _OPERAND_RULES: dict[str, _OperandRule] = {
         "input",
         recursive_flags="-r --recursive",
     ),
-    "stat": _all_operands(False, _opts("-c --format --printf"), "input"),
-    "base64": _all_operands(False, _opts("-w --wrap -i --input"), "input"),
+    "stat": _all_operands(False, _opts("-c --format --printf"), "input", names_only=True),
+    "base64": _with_output(_opts("-w --wrap -i --input -o --output"), "-o --output"),
+    "iconv": _with_output(_opts("-f --from-code -t --to-code -o --output"), "-o --output"),
+    "shuf": _with_output(
+        _opts("-n --head-count -o --output --random-source -i --input-range"), "-o --output"
+    ),
+    "tree": _with_output(
+        _opts("-L -P -I --filelimit --timefmt -o -H -T --charset"),
+        "-o",
+        recursive_flags="-a",
+        names_only=True,
+    ),
+    "xxd": _xxd,
     "grep": _skip_first(
         False,
         _GREP,
@@ -1052,21 +1592,15 @@ _OPERAND_RULES: dict[str, _OperandRule] = {
         False, _GREP, "input", unless="-e --regexp -f --file", recursive_flags="-r -R --recursive"
     ),
     "rg": _skip_first(
-        False, _RG, "input", unless="-e --regexp -f --file --files --type-list", always_recursive=True
+        False,
+        _RG,
+        "input",
+        unless="-e --regexp -f --file --files --type-list",
+        always_recursive=True,
+        names_only_flags="--files --type-list",
     ),
     "ag": _skip_first(False, _opts("-G --file-search-regex -A -B -C --depth --ignore"), "input"),
-    "awk": _skip_first(
-        False,
-        _opts("-f --file -v --assign -F --field-separator -i --include"),
-        "input",
-        unless="-f --file",
-    ),
-    "gawk": _skip_first(
-        False,
-        _opts("-f --file -v --assign -F --field-separator -i --include"),
-        "input",
-        unless="-f --file",
-    ),
+    **{name: _awk for name in ("awk", "gawk", "mawk", "nawk")},
     "jq": _skip_first(
         False,
         _opts("-f --from-file --arg --argjson --slurpfile --rawfile --indent --tab"),
@@ -1101,8 +1635,11 @@ _OPERAND_RULES: dict[str, _OperandRule] = {
         _opts("-t --target-directory -S --suffix --backup"),
         sources_written=True,
         recursive_flags="",
+        whole_trees=True,
     ),
-    "ln": _copy_like(_opts("-t --target-directory -S --suffix --backup"), sources_written=False),
+    "ln": _copy_like(
+        _opts("-t --target-directory -S --suffix --backup"), sources_written=False, whole_trees=True
+    ),
     "install": _copy_like(
         _opts("-t --target-directory -m --mode -o --owner -g --group -S --suffix"),
         sources_written=False,
@@ -1216,6 +1753,13 @@ def _classify(interpretation: Interpretation) -> None:
         )
     if name == "crontab" and "-r" in texts:
         _destructive(interpretation, "crontab -r deletes every scheduled job")
+    elif (name == "crontab" and not set(texts) & {"-l", "-V"}) or (
+        name in ("at", "batch") and "-l" not in texts
+    ):
+        interpretation.dangers.append(
+            Danger("confirm", f"{name} schedules commands that run later, outside the sandbox")
+        )
+    _history_wiping(name, args, interpretation)
     rule = _OPERAND_RULES.get(name)
     if rule is not None:
         rule(args, interpretation, name)
@@ -1237,6 +1781,42 @@ def _classify(interpretation: Interpretation) -> None:
             interpretation.problems.append(
                 f"{name} makes the shell run or redefine commands that cannot be read here"
             )
+            interpretation.runs_unseen = name in ("eval", "source", ".")
+
+
+HISTORY_VARIABLES = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"})
+
+
+def history_setting_hides(name: str, value: str | None) -> bool:
+    """Whether setting (``value``) or unsetting (None) a history variable stops commands being recorded."""
+    if name == "HISTFILE":
+        return True  # moved or dropped, the record is gone from where anyone would look
+    if name in ("HISTSIZE", "HISTFILESIZE"):
+        return value is None or value.strip() in ("", "0")
+    if name == "HISTIGNORE":
+        return value is not None and "*" in value
+    if name == "HISTCONTROL":
+        return value is not None and "ignorespace" in value or value is not None and "ignoreboth" in value
+    return False
+
+
+def _history_wiping(name: str, args: Sequence[Word], interpretation: Interpretation) -> None:
+    texts = [w.text for w in args]
+    reason = None
+    if name == "history" and any(
+        t.startswith("-") and not t.startswith("--") and set(t[1:]) & {"c", "d"} for t in texts
+    ):
+        reason = "history -c/-d erases the shell's record of what ran"
+    elif name == "unset" and any(t in HISTORY_VARIABLES and history_setting_hides(t, None) for t in texts):
+        reason = "unsetting the history variables stops the shell recording what runs"
+    elif name == "set" and "history" in texts and "+o" in texts:
+        reason = "set +o history stops the shell recording what runs"
+    if reason is not None:
+        interpretation.dangers.append(history_danger(reason))
+
+
+def history_danger(reason: str) -> Danger:
+    return Danger("deny", f"{reason}, which hides the session's tracks")
 
 
 _INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "-m", "--eval", "--print", "-p", "--command"})
@@ -1244,16 +1824,58 @@ _INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "-m", "--eval", "--pri
 
 def _interpret_interpreter(args: Sequence[Word], interpretation: Interpretation, name: str) -> None:
     """``python x.py`` reads a script file; ``python -c CODE`` carries its program inline; bare ``python`` reads stdin."""
-    for word in args:
+    for position, word in enumerate(args):
         text = word.text
         if not word.static or not text.startswith("-") or text == "-":
             if text != "-":
+                if word.pipe:
+                    _unseen_script(
+                        interpretation, f"{name} runs a program another command writes at run time ({text})"
+                    )
+                    return
                 interpretation.operands.append(Operand(word, write=False, role=f"{name} script"))
                 return
             break
         if text in _INLINE_CODE_OPTIONS or (not text.startswith("--") and ("c" in text or "e" in text)):
+            letter = next((i for i, ch in enumerate(text) if ch in "cepr" and i > 0), len(text) - 1)
+            glued = text[letter + 1 :] if not text.startswith("--") else ""
+            code = (
+                Word(glued, word.static)
+                if glued
+                else (args[position + 1] if position + 1 < len(args) else None)
+            )
+            if code is not None:
+                _inline_code(code, interpretation, name)
             return
     interpretation.reads_script_from_stdin = True
+
+
+_STRING_LITERAL = re.compile(r"'((?:[^'\\\n]|\\.)*)'" + r'|"((?:[^"\\\n]|\\.)*)"')
+_SHELL_CALL = re.compile(
+    r"\b(?:system|popen|exec[lv]?p?e?|spawn(?:Sync)?|execSync|check_output|check_call|getoutput"
+    r"|getstatusoutput|call|run|Popen)\s*\(\s*[rbf]?(['\"])((?:(?!\1)[^\\\n]|\\.)*)\1"
+)
+_FORK_LOOP = re.compile(
+    r"\bfork\b[\s\S]*\b(?:while|for|loop|until)\b|\b(?:while|for|loop|until)\b[\s\S]*\bfork\b"
+)
+_MAX_INLINE_CODE = 20_000
+
+
+def _inline_code(code: Word, interpretation: Interpretation, name: str) -> None:
+    """Program text on the command line (``python -c``, ``perl -e``, an awk program) stays opaque, but the
+    obvious is still read out of it: quoted paths it may open, commands it hands to a shell, and a loop
+    that forks."""
+    if not code.static:
+        return
+    text = code.text[:_MAX_INLINE_CODE]
+    for match in _STRING_LITERAL.finditer(text):
+        literal = match.group(1) if match.group(1) is not None else match.group(2)
+        if literal and ("/" in literal or literal.startswith((".", "~"))) and "\x00" not in literal:
+            interpretation.embedded.append(Word(literal))
+    for match in _SHELL_CALL.finditer(text):
+        interpretation.scripts.append(Word(match.group(2)))
+    if _FORK_LOOP.search(text):
+        interpretation.dangers.append(Danger("deny", f"the {name} program forks in a loop: a fork bomb"))
 
 
 def takes_paths(name: str) -> bool:
@@ -1325,7 +1947,7 @@ def is_known_safe(interpretation: Interpretation) -> bool:
             for t in texts
         )
     if program == "sed":
-        return _safe_sed(texts)
+        return _safe_sed(argv[1:])
     if program == "sort":
         return not any(
             t in ("-o", "--output", "--compress-program")
@@ -1351,12 +1973,32 @@ def is_known_safe(interpretation: Interpretation) -> bool:
     return False
 
 
-def _safe_sed(texts: list[str]) -> bool:
-    if not texts or texts[0] != "-n" or len(texts) < 2:
+_SED_SAFE_FLAGS = frozenset("nErsuz")
+_SED_SAFE_LONG = frozenset(
+    {"--quiet", "--silent", "--regexp-extended", "--separate", "--unbuffered", "--debug"}
+)
+
+
+def _safe_sed(args: Sequence[Word]) -> bool:
+    """``sed -n`` with a script of addresses and printing commands only (``sed -n '1,5p' f``,
+    ``sed -n -e '/x/p' f``), no in-place editing, no script file, nothing but read-only options."""
+    call = _sed_call(args)
+    if call.problem or call.in_place or call.script_files or not call.quiet:
         return False
-    return re.fullmatch(r"\d+(,\d+)?p", texts[1]) is not None and all(
-        not t.startswith("-") for t in texts[2:]
-    )
+    for word in args:
+        text = word.text
+        if not word.static or not text.startswith("-") or text == "-" or word in call.expressions:
+            continue
+        if text.startswith("--"):
+            if text.partition("=")[0] not in (*_SED_SAFE_LONG, "--expression"):
+                return False
+        elif not set(text[1:].split("e", 1)[0]) <= _SED_SAFE_FLAGS:
+            return False
+    try:
+        script = read_sed_script("\n".join(e.text for e in call.expressions))
+    except SedSyntaxError:
+        return False
+    return script.print_only and not script.reads and not script.writes
 
 
 def _safe_git(texts: list[str]) -> bool:
@@ -1379,6 +2021,8 @@ def _safe_git(texts: list[str]) -> bool:
     sub, rest = texts[index], texts[index + 1 :]
     if any(t == "--output" or t.startswith("--output=") or t in ("--ext-diff", "--textconv") for t in rest):
         return False
+    if sub == "grep" and any(t.startswith(("-O", "--open-files-in-pager")) for t in rest):
+        return False  # opens the matches in a pager or editor program
     if sub == "branch":
         listing = {
             "--show-current",

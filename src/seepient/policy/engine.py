@@ -3,19 +3,27 @@
 Order, first decisive answer wins: deny rules → the action's own check → ask rules → allow rules →
 consent mode. The check denies (path guard, self-protection, dangerous commands) or asks in a way no
 rule and no mode may skip (a shell line that could not be analysed, a path known only at run time, a
-recursive operation that would reach secrets or Seepient's state); what else it finds (network access,
-destruction inside the workspace, raised privileges) becomes a reason the consent mode weighs.
+recursive operation that would reach secrets, Seepient's state or files a deny rule protects, code
+fetched from the network and run unseen); what else it finds (network access, destruction inside the
+workspace, raised privileges) becomes a reason the consent mode weighs.
+
+Rules come from every settings source (see ``rules``); when the managed settings allow only their own
+allow rules, the consent mode's asks are named ``managed_only:MODE`` instead of ``mode:MODE``, so no
+session grant, project grant or classifier may answer them: only a person, once.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import re
+import urllib.parse
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 
-from seepient.config.settings import PermissionSettings
-from seepient.policy.commands import Operand
+from seepient.config.settings import PermissionSettings, PermissionSources, SettingsError
+from seepient.policy.commands import Operand, Word, base_name
 from seepient.policy.modes import ModeSubject, decide, resolve_mode
 from seepient.policy.paths import (
     RULE_INVALID,
@@ -25,11 +33,15 @@ from seepient.policy.paths import (
     PathGuard,
     is_shell_sink,
     real_path,
+    resolution_memo,
 )
-from seepient.policy.rules import Rule, RuleSet
+from seepient.policy.rules import Rule, RuleSet, normalise_host
+from seepient.policy.sensitive import component_key
 from seepient.policy.shell import CommandFacts, ShellAnalysis, analyse_command
 from seepient.protocol import (
+    ActionKind,
     Capability,
+    Decision,
     FetchRequest,
     FileChange,
     PathDenied,
@@ -45,7 +57,12 @@ RULE_UNVERIFIABLE = "shell:unverifiable_path"
 RULE_DANGEROUS = "shell:dangerous"
 RULE_CONTAINS_SENSITIVE = "path_guard:contains_sensitive"
 RULE_EMPTY = "shell:empty"
+RULE_CONTAINS_DENIED = "path_rule:contains_denied"
+RULE_INVALID_URL = "fetch:invalid_url"
+MANAGED_ONLY_PREFIX = "managed_only:"
 MAX_TRACKED_DIRECTORIES = 16
+# How many entries below a recursive read are looked at for a file a deny rule names; past it, one is assumed.
+MAX_ENTRIES_SEARCHED = 5000
 _SPECIFICITY = {
     RULE_SELF: 0,
     RULE_SENSITIVE: 1,
@@ -53,7 +70,20 @@ _SPECIFICITY = {
     RULE_OUTSIDE: 3,
     RULE_UNPARSED: 4,
     RULE_UNVERIFIABLE: 5,
+    RULE_CONTAINS_SENSITIVE: 6,
+    RULE_CONTAINS_DENIED: 7,
 }
+# Among asks, a line that could not be analysed is named before the danger found in what could be.
+_ASK_SPECIFICITY = {**_SPECIFICITY, RULE_DANGEROUS: 4.5}
+_MODES = ("always-ask", "ask-untrusted", "auto", "autonomous-trusted")
+_NETWORK_URL_PROGRAMS = frozenset("curl wget http https xh aria2c lynx links w3m".split())
+_HOST_WORD = re.compile(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?::\d+)?(?:[/?#].*)?$")
+_REMOTE_WORD = re.compile(r"^(?:[^@/\s]+@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+\.[A-Za-z]{2,})(?::|$)")
+_HOME_WORD = re.compile(r'^"?\$(?:HOME|\{HOME\})"?(?P<rest>/[^$`\\*?\[\]"\']*)?"?$')
+
+
+class PolicyModeError(SettingsError):
+    """The consent mode asked for is switched off by the managed settings."""
 
 
 @dataclass
@@ -75,11 +105,14 @@ class _Findings:
             self.concerns.append(reason)
 
     def verdict(self) -> Verdict | None:
-        for found, make in ((self.denials, Verdict.deny), (self.hard_asks, Verdict.ask)):
+        for found, make, rank in (
+            (self.denials, Verdict.deny, _SPECIFICITY),
+            (self.hard_asks, Verdict.ask, _ASK_SPECIFICITY),
+        ):
             if found:
                 # Name the most specific finding: touching Seepient's state or a secret says more than
                 # "outside the workspace", which says more than a malformed path.
-                ordered = sorted(found, key=lambda item: _SPECIFICITY.get(item[0], len(_SPECIFICITY)))
+                ordered = sorted(found, key=lambda item: rank.get(item[0], len(rank)))
                 reasons = tuple(dict.fromkeys(reason for _, reason in ordered))
                 return make(ordered[0][0], *reasons)
         return None
@@ -96,10 +129,21 @@ class PolicyEngine:
         mode: str,
         permissions: PermissionSettings,
         home: Path | None = None,
+        sources: PermissionSources | None = None,
     ) -> None:
+        """``permissions`` as loaded by ``load_settings`` carries its sources (file and position of every
+        rule); ``sources`` overrides them. A malformed rule raises ``PolicyRuleError`` and a mode the
+        managed settings disable ``PolicyModeError``, both ``SettingsError``s that stop the run."""
         self._guard = PathGuard(workspace, seepient_home=seepient_home, home=home)
+        self.rules = RuleSet.from_sources(sources if sources is not None else permissions.rule_sources)
         self.mode = resolve_mode(mode)
-        self.rules = RuleSet.from_lists(allow=permissions.allow, ask=permissions.ask, deny=permissions.deny)
+        if self.mode in self.rules.disabled_modes:
+            where = self.rules.managed_path or "the managed settings"
+            left = [m for m in _MODES if m not in self.rules.disabled_modes]
+            raise PolicyModeError(
+                f"{where}: permissions.disabledModes: the managed settings switch the {self.mode} mode off; "
+                f"choose another with --mode (one of: {', '.join(left)})"
+            )
 
     @property
     def guard(self) -> PathGuard:
@@ -110,6 +154,13 @@ class PolicyEngine:
         return self._guard.workspace
 
     def evaluate(self, action: PreparedActionDraft) -> Verdict:
+        """The verdict on one prepared action; the file system is looked at once, through one memo."""
+        with resolution_memo():
+            return self._evaluate(action)
+
+    def _evaluate(self, action: PreparedActionDraft) -> Verdict:
+        if action.kind is ActionKind.MCP or action.tool.startswith("mcp__"):
+            return self._evaluate_mcp(action)
         payload = action.payload
         if isinstance(payload, ReadAction):
             return self._evaluate_read(action, payload)
@@ -125,8 +176,50 @@ class PolicyEngine:
 
     def _applies(self, rule: Rule, action: PreparedActionDraft, families: Sequence[str]) -> bool:
         if rule.bare:
-            return rule.tool in families or rule.tool == action.tool
+            return (
+                rule.tool in families
+                or rule.tool == action.tool
+                or (rule.tool.startswith("mcp__") and action.tool.startswith(rule.tool + "__"))
+            )
         return rule.tool in families
+
+    def _decide(self, subject: ModeSubject, locked: Rule | None = None) -> Verdict:
+        """The consent mode's answer; under a managed allow-rules lock its asks cannot be granted away."""
+        verdict = decide(self.mode, subject)
+        if verdict.decision is not Decision.ASK or not self.rules.managed_only:
+            return verdict
+        reasons = list(verdict.reasons)
+        if locked is not None:
+            reasons.insert(
+                0,
+                f"an allow rule ({locked.source}: {locked.text}) would cover this, but the managed settings "
+                "let only their own allow rules count",
+            )
+        reasons.append(
+            "the managed settings allow only managed allow rules, so no grant may answer this ask: a person must"
+        )
+        return Verdict.ask(f"{MANAGED_ONLY_PREFIX}{self.mode}", *reasons)
+
+    def _locked(
+        self, covers: Callable[[Rule], bool], action: PreparedActionDraft, families: Sequence[str]
+    ) -> Rule | None:
+        return next(
+            (r for r in self.rules.locked_out if self._applies(r, action, families) and covers(r)), None
+        )
+
+    def _below(self, rule: Rule, directory: str, file_glob: str | None = None) -> bool:
+        """Whether a recursive read of ``directory`` could open a file ``rule`` names.
+
+        A pattern for one name at any depth (``.env``, ``*.pem``) is looked for on disk, a bounded walk
+        that does not follow symbolic links (it counts them as found); any other pattern counts whenever
+        its shape allows a match below."""
+        home = self._guard.home
+        if not rule.could_match_below(directory, workspace=self.workspace, home=home, file_glob=file_glob):
+            return False
+        pattern = (rule.pattern or "**").strip("/")
+        if "/" in pattern or "**" in pattern:
+            return True
+        return _name_below(directory, component_key(pattern))
 
     def _path_rule_hit(
         self,
@@ -179,6 +272,7 @@ class PolicyEngine:
                 resolved.append(self._guard.for_read(path))
             except PathDenied as denied:
                 findings.deny(denied.rule, denied.reason)
+        asked_below: Rule | None = None
         if read.operation in ("glob", "grep"):
             for item in resolved:
                 below = self._guard.sensitive_below(item.absolute)
@@ -186,20 +280,43 @@ class PolicyEngine:
                     findings.ask(
                         RULE_CONTAINS_SENSITIVE, f"a recursive {read.operation} there would reach it: {below}"
                     )
+        if read.operation == "grep":
+            # grep opens every file below its root: files a deny rule protects must not be among them.
+            file_glob = read.params.get("glob") if isinstance(read.params.get("glob"), str) else None
+            for item in resolved:
+                for rule in self._path_rules(self.rules.deny, action, families):
+                    if self._below(rule, item.absolute, file_glob):
+                        findings.ask(
+                            RULE_CONTAINS_DENIED,
+                            f"the grep would search files a deny rule ({rule.source}: {rule.text}) protects below "
+                            f"{item.absolute}; narrow it with a path or a glob that leaves them out",
+                        )
+                        break
+                for rule in self._path_rules(self.rules.ask, action, families):
+                    if asked_below is None and self._below(rule, item.absolute, file_glob):
+                        asked_below = rule
         decided = findings.verdict()
         if decided is not None:
             return decided
         absolutes = [r.absolute for r in resolved]
-        hit = self._path_rule_hit(self.rules.ask, action, families, absolutes, lenient=True)
+        hit = self._path_rule_hit(self.rules.ask, action, families, absolutes, lenient=True) or asked_below
         if hit is not None:
             return Verdict.ask(f"ask:{hit.text}", f"an ask rule ({hit.source}) covers this read")
         if self._all_covered(self.rules.allow, action, families, absolutes):
             rule = self._first_cover(self.rules.allow, action, families, absolutes)
             return Verdict.allow(f"allow:{rule.text}", f"an allow rule ({rule.source}) covers this read")
         inside = all(r.relative is not None for r in resolved)
-        return decide(
-            self.mode, ModeSubject("read", inside, description=f"{read.operation} of {', '.join(read.paths)}")
+        locked = self._locked(
+            lambda r: r.bare or all(self._matches(r, p, lenient=False) for p in absolutes), action, families
         )
+        return self._decide(
+            ModeSubject("read", inside, description=f"{read.operation} of {', '.join(read.paths)}"), locked
+        )
+
+    def _path_rules(
+        self, rules: Iterable[Rule], action: PreparedActionDraft, families: Sequence[str]
+    ) -> list[Rule]:
+        return [r for r in rules if self._applies(r, action, families) and r.pattern is not None]
 
     def _all_covered(
         self,
@@ -254,22 +371,71 @@ class PolicyEngine:
                 f"allow:{rule.text}", f"an allow rule ({rule.source}) covers changes to {change.path}"
             )
         verb = "creates" if change.pre_image_sha256 is None else "changes"
-        return decide(
-            self.mode, ModeSubject("file_change", True, concerns=[f"it {verb} {resolved.relative}"])
+        locked = self._locked(
+            lambda r: r.bare or self._matches(r, resolved.absolute, lenient=False), action, families
+        )
+        return self._decide(
+            ModeSubject("file_change", True, concerns=[f"it {verb} {resolved.relative}"]), locked
         )
 
     # -- fetches --------------------------------------------------------------------------------------
 
     def _evaluate_fetch(self, action: PreparedActionDraft, fetch: FetchRequest) -> Verdict:
         families = ("Fetch",)
-        for name, make in (("deny", Verdict.deny), ("ask", Verdict.ask), ("allow", Verdict.allow)):
+        hosts = url_hosts(fetch.url)
+        if not hosts:
+            return Verdict.deny(
+                RULE_INVALID_URL, f"{fetch.url!r} names no host policy can check; give an http(s) URL"
+            )
+        shown = ", ".join(hosts)
+        for name, make in (("deny", Verdict.deny), ("ask", Verdict.ask)):
             for rule in getattr(self.rules, name):
-                if self._applies(rule, action, families):
+                if self._applies(rule, action, families) and (
+                    rule.bare or any(rule.matches_host(h, lenient=True) for h in hosts)
+                ):
                     return make(
-                        f"{name}:{rule.text}", f"a {name} rule ({rule.source}) covers fetching {fetch.url}"
+                        f"{name}:{rule.text}",
+                        f"a {name} rule ({rule.source}) covers fetching {fetch.url} (host {shown})",
                     )
-        return decide(
-            self.mode, ModeSubject("fetch", False, concerns=[f"it fetches {fetch.url} from the network"])
+        # Every reading of the URL must be allowed: a parser disagreement must not open a host.
+        for rule in self.rules.allow:
+            if self._applies(rule, action, families) and (
+                rule.bare or all(rule.matches_host(h, lenient=False) for h in hosts)
+            ):
+                return Verdict.allow(
+                    f"allow:{rule.text}", f"an allow rule ({rule.source}) covers fetching {fetch.url}"
+                )
+        locked = self._locked(
+            lambda r: r.bare or all(r.matches_host(h, lenient=False) for h in hosts), action, families
+        )
+        return self._decide(
+            ModeSubject("fetch", False, concerns=[f"it fetches {fetch.url} from the network"]), locked
+        )
+
+    # -- MCP tools ------------------------------------------------------------------------------------
+
+    def _evaluate_mcp(self, action: PreparedActionDraft) -> Verdict:
+        families = ("Mcp",)
+        name = action.tool
+        for kind, make in (("deny", Verdict.deny), ("ask", Verdict.ask)):
+            for rule in getattr(self.rules, kind):
+                if self._applies(rule, action, families) and (
+                    rule.bare or rule.matches_mcp(name, lenient=True)
+                ):
+                    return make(
+                        f"{kind}:{rule.text}", f"a {kind} rule ({rule.source}) covers the MCP tool {name}"
+                    )
+        for rule in self.rules.allow:
+            if self._applies(rule, action, families) and (rule.bare or rule.matches_mcp(name, lenient=False)):
+                return Verdict.allow(
+                    f"allow:{rule.text}", f"an allow rule ({rule.source}) covers the MCP tool {name}"
+                )
+        locked = self._locked(lambda r: r.bare or r.matches_mcp(name, lenient=False), action, families)
+        return self._decide(
+            ModeSubject(
+                "other", True, concerns=[f"it calls the MCP tool {name}"], description=action.summary
+            ),
+            locked,
         )
 
     # -- shell ----------------------------------------------------------------------------------------
@@ -310,7 +476,10 @@ class PolicyEngine:
             concerns=review.findings.concerns,
             description=shell.command,
         )
-        return decide(self.mode, subject)
+        locked = None
+        if self.rules.locked_out and all(review.cover(f, self.rules.locked_out) for f in analysis.facts):
+            locked = review.cover(analysis.facts[0], self.rules.locked_out)
+        return self._decide(subject, locked)
 
 
 class _ShellReview:
@@ -328,6 +497,7 @@ class _ShellReview:
         self.findings = _Findings()
         self.deny_rule: tuple[Rule, str] | None = None
         self.ask_rule: tuple[Rule, str] | None = None
+        self._checked: set[tuple[str, bool, str, bool]] = set()
         self.inside = self.guard.is_inside(str(cwd))
 
     # -- walk -----------------------------------------------------------------------------------------
@@ -340,6 +510,7 @@ class _ShellReview:
             self._danger(danger.level, danger.reason)
         for facts in self.analysis.facts:
             self._shell_rules(facts)
+            self._fetch_rules(facts)
             self._words(facts)
             self._operands(facts)
             for danger in facts.dangers:
@@ -350,6 +521,8 @@ class _ShellReview:
     def _danger(self, level: str, reason: str) -> None:
         if level == "deny":
             self.findings.deny(RULE_DANGEROUS, reason)
+        elif level == "confirm":
+            self.findings.ask(RULE_DANGEROUS, reason)
         else:
             self.findings.concern(reason)
 
@@ -360,13 +533,47 @@ class _ShellReview:
             for rule in rules:
                 if not self.engine._applies(rule, self.action, ("Shell",)):
                     continue
-                if rule.bare or any(rule.matches_argv(stage, lenient=True) for stage in facts.stages):
+                if rule.bare or any(rule.matches_argv(form, lenient=True) for form in facts.rule_forms):
                     verb = "forbids" if slot == "deny_rule" else "asks before"
                     shown = " ".join(facts.command.argv)
                     setattr(self, slot, (rule, f"a {slot[:-5]} rule ({rule.source}) {verb} `{shown}`"))
                     break
 
+    def _fetch_rules(self, facts: CommandFacts) -> None:
+        """Host rules (``Fetch(domain:…)``) also bind network commands: a deny rule for a host is not dodged
+        by ``curl`` instead of the fetch tool. Allow rules never extend to the shell."""
+        if Capability.NETWORK not in facts.capabilities:
+            return
+        rules = [
+            (rule, slot)
+            for rule_list, slot in (
+                (self.engine.rules.deny, "deny_rule"),
+                (self.engine.rules.ask, "ask_rule"),
+            )
+            for rule in rule_list
+            if rule.tool == "Fetch" and rule.domain is not None
+        ]
+        if not rules:
+            return
+        hosts, dynamic = _command_hosts(facts)
+        shown = " ".join(facts.command.argv)
+        if dynamic:
+            self.findings.ask(
+                RULE_UNVERIFIABLE,
+                f"`{shown}` reaches an address computed at run time, so the Fetch rules cannot be checked",
+            )
+        for rule, slot in rules:
+            if getattr(self, slot) is not None:
+                continue
+            hit = next((h for h in hosts if rule.matches_host(h, lenient=True)), None)
+            if hit is not None:
+                verb = "forbids reaching" if slot == "deny_rule" else "asks before reaching"
+                setattr(self, slot, (rule, f"a {slot[:-5]} rule ({rule.source}) {verb} {hit} (`{shown}`)"))
+
     def allow_cover(self, facts: CommandFacts) -> Rule | None:
+        return self.cover(facts, self.engine.rules.allow)
+
+    def cover(self, facts: CommandFacts, rules: Iterable[Rule]) -> Rule | None:
         writes_elsewhere = any(
             op.write
             and op.role == "redirection target"
@@ -375,7 +582,7 @@ class _ShellReview:
         )
         if writes_elsewhere or not facts.stages or not facts.stages[0]:
             return None
-        for rule in self.engine.rules.allow:
+        for rule in rules:
             if not self.engine._applies(rule, self.action, ("Shell",)):
                 continue
             if rule.bare or rule.matches_argv(facts.stages[0], lenient=False):
@@ -392,10 +599,21 @@ class _ShellReview:
             for candidate in _path_candidates(word.text):
                 for cwd in self.cwds:
                     self._check_read_candidate(candidate, word.glob, cwd, facts)
+        # Quoted paths inside inline program text (python -c, awk): read checks only, a best effort,
+        # since a program can build any path at run time.
+        for word in facts.embedded:
+            for cwd in self.cwds:
+                self._check_read_candidate(word.text, False, cwd, facts)
 
     def _check_read_candidate(self, candidate: str, glob: bool, cwd: Path, facts: CommandFacts) -> None:
+        key = (candidate, glob, str(cwd), facts.safe)
+        if key in self._checked:
+            return  # the same word again (another command of the line, another wrapper stage)
+        self._checked.add(key)
+        spellings: list[str] = []
         if not glob:
-            self._read_rules(self.engine._spellings(candidate, base=str(cwd)), facts)
+            spellings = self.engine._spellings(candidate, base=str(cwd))
+            self._read_rules(spellings, facts)
         try:
             if glob:
                 results = self.guard.check_shell_glob(
@@ -413,7 +631,8 @@ class _ShellReview:
             if not self.guard.is_inside(result.absolute) and not is_shell_sink(result.absolute):
                 if facts.safe:
                     self.inside = False
-            self._read_rules([result.absolute], facts)
+            if result.absolute not in spellings:
+                self._read_rules([result.absolute], facts)
 
     def _read_rules(self, spellings: list[str], facts: CommandFacts) -> None:
         if self.deny_rule is None:
@@ -469,6 +688,20 @@ class _ShellReview:
                     RULE_UNVERIFIABLE,
                     f"the {operand.role} `{word.text}` is computed at run time, so the path guard cannot check it",
                 )
+                home_form = _home_form(word.text)
+                if home_form is not None:
+                    # '$HOME/x' is almost surely '~/x': check that too, so 'rm -rf "$HOME"' is refused outright.
+                    expanded = Operand(
+                        Word(home_form),
+                        write=operand.write,
+                        role=operand.role,
+                        recursive=operand.recursive,
+                        directory=operand.directory,
+                        moves=operand.moves,
+                        names_only=operand.names_only,
+                    )
+                    for cwd in self.cwds:
+                        self._operand(expanded, cwd, facts, shown)
                 continue
             if self.cwd_unknown and not word.text.startswith(("/", "~")):
                 self.findings.ask(
@@ -480,7 +713,15 @@ class _ShellReview:
 
     def _operand(self, operand: Operand, cwd: Path, facts: CommandFacts, shown: str) -> None:
         word = operand.word
-        rules = self._write_rules if operand.write else self._read_rules
+        write_rules = self._write_rules if operand.write else None
+        read = not operand.write or operand.moves
+
+        def rules(spellings: list[str], facts: CommandFacts) -> None:
+            if write_rules is not None:
+                write_rules(spellings, facts)
+            if read:
+                self._read_rules(spellings, facts)
+
         if not word.glob:
             # Deny rules come before the guard, so they see the path as written even when the guard refuses it.
             rules(self.engine._spellings(word.text, base=str(cwd)), facts)
@@ -499,6 +740,8 @@ class _ShellReview:
             return
         for result in results:
             rules([result.absolute], facts)
+            if read and operand.recursive and not operand.names_only:
+                self._rules_below(result.absolute, shown)
             if operand.write:
                 self._write_effects(operand, result, shown)
             else:
@@ -515,6 +758,24 @@ class _ShellReview:
                     and not is_shell_sink(result.absolute)
                 ):
                     self.inside = False
+
+    def _rules_below(self, absolute: str, shown: str) -> None:
+        """A recursive read (or a move) of a directory reaches files no operand names: deny and ask rules
+        on them still hold."""
+        engine = self.engine
+        for rule in engine._path_rules(engine.rules.deny, self.action, ("Read",)):
+            if engine._below(rule, absolute):
+                self.findings.ask(
+                    RULE_CONTAINS_DENIED,
+                    f"`{shown}` reads everything below {absolute}, which may include files a deny rule "
+                    f"({rule.source}: {rule.text}) protects; name the files it needs instead",
+                )
+                break
+        if self.ask_rule is None:
+            for rule in engine._path_rules(engine.rules.ask, self.action, ("Read",)):
+                if engine._below(rule, absolute):
+                    self.ask_rule = (rule, f"an ask rule ({rule.source}) covers files below {absolute}")
+                    break
 
     def _write_effects(self, operand: Operand, result: ResolvedPath, shown: str) -> None:
         absolute = result.absolute
@@ -567,6 +828,102 @@ class _ShellReview:
             # bound, stop tracking them and treat later relative paths as unknown.
             self.cwds = self.cwds[:MAX_TRACKED_DIRECTORIES]
             self.cwd_unknown = True
+
+
+def _home_form(text: str) -> str | None:
+    """``$HOME``, ``"${HOME}"/x`` and the like written with ``~`` instead, or None for anything else."""
+    match = _HOME_WORD.match(text)
+    if match is None:
+        return None
+    return "~" + (match.group("rest") or "")
+
+
+def _name_below(directory: str, pattern: str) -> bool:
+    """Whether a name matching ``pattern`` (a folded key) is somewhere below ``directory``, looking at
+    no more than ``MAX_ENTRIES_SEARCHED`` entries; too many to look at counts as found."""
+    if not os.path.isdir(directory):
+        return False
+    pending = [directory]
+    visited = {os.path.realpath(directory)}
+    seen = 0
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > MAX_ENTRIES_SEARCHED:
+                        return True
+                    if fnmatchcase(component_key(entry.name), pattern):
+                        return True
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.is_symlink():
+                        # 'grep -R' and friends follow links: what a link leads to is searched as well.
+                        target = os.path.realpath(entry.path)
+                        name = os.path.basename(target)
+                        if name and fnmatchcase(component_key(name), pattern):
+                            return True
+                        if os.path.isdir(target) and target not in visited:
+                            visited.add(target)
+                            pending.append(target)
+        except OSError:
+            return True  # a directory that cannot be listed may hold anything
+    return False
+
+
+def url_hosts(url: str) -> list[str]:
+    """The hosts a URL may reach, normalised: as Python splits it, and as a WHATWG parser does (which reads
+    ``\\`` as ``/``), so ``https://good.com\\@evil.com`` yields both readings. Empty when there is no host or
+    the scheme is not http(s)."""
+    hosts: list[str] = []
+    for text in (url.strip(), url.strip().replace("\\", "/")):
+        try:
+            parts = urllib.parse.urlsplit(text)
+        except ValueError:
+            continue
+        if parts.scheme.lower() not in ("http", "https"):
+            continue
+        host = _authority_host(parts.netloc)
+        normal = normalise_host(host) if host else None
+        if normal is not None and normal not in hosts:
+            hosts.append(normal)
+    return hosts
+
+
+def _authority_host(netloc: str) -> str:
+    host = netloc.rpartition("@")[2]
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else ""
+    return host.partition(":")[0]
+
+
+def _command_hosts(facts: CommandFacts) -> tuple[list[str], bool]:
+    """Hosts a network command names (URLs, ``curl example.com``, ``git@host:repo``), and whether it has
+    an argument computed at run time that might name another."""
+    argv = facts.effective
+    program = base_name(argv[0]) if argv else ""
+    hosts: list[str] = []
+    dynamic = False
+    for word in argv[1:]:
+        if not word.static:
+            dynamic = True
+            continue
+        text = word.text
+        candidates: list[str] = []
+        if "://" in text:
+            candidates = url_hosts(text) or [
+                h for h in [normalise_host(_authority_host(text.split("://", 1)[1].split("/", 1)[0]))] if h
+            ]
+        elif program in _NETWORK_URL_PROGRAMS and not text.startswith("-") and _HOST_WORD.match(text):
+            candidates = url_hosts("http://" + text)
+        else:
+            match = _REMOTE_WORD.match(text)
+            if match is not None and not text.startswith("-"):
+                host = normalise_host(match.group(1))
+                candidates = [host] if host else []
+        hosts.extend(h for h in candidates if h not in hosts)
+    return hosts, dynamic
 
 
 def _path_candidates(text: str) -> list[str]:

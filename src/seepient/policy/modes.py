@@ -4,6 +4,8 @@
 - ``ask-untrusted`` (default, alias ``on-request``): reads inside the workspace and shell lines made only
   of known-safe read-only commands (or commands an allow rule covers) that stay inside the workspace
   proceed; everything else asks.
+- ``auto``: like ``ask-untrusted``, and changes to files inside the workspace proceed too; what would still
+  ask goes to the auto-mode classifier (``policy/classifier.py``) before a person.
 - ``autonomous-trusted`` (alias ``bypass``): whatever would ask proceeds. Deny rules, the path guard,
   self-protection and the asks that no mode may skip (a line that could not be analysed, a path that
   cannot be checked before it runs) were already applied before the mode is consulted.
@@ -19,6 +21,7 @@ from seepient.protocol import Verdict
 
 ALWAYS_ASK = "always-ask"
 ASK_UNTRUSTED = "ask-untrusted"
+AUTO = "auto"
 AUTONOMOUS_TRUSTED = "autonomous-trusted"
 DEFAULT_MODE = ASK_UNTRUSTED
 
@@ -46,14 +49,17 @@ def decide(mode: str, subject: ModeSubject) -> Verdict:
         return Verdict.allow(rule, *subject.concerns, f"{mode} proceeds without asking")
     if reads_inside:
         return Verdict.allow(rule, f"{subject.description or 'a read'} inside the workspace")
-    if mode == ASK_UNTRUSTED and subject.kind == "shell" and subject.known_safe and subject.inside_workspace:
+    if mode == AUTO and subject.kind == "file_change" and subject.inside_workspace:
+        return Verdict.allow(rule, "auto mode proceeds with changes inside the workspace")
+    untrusted = mode in (ASK_UNTRUSTED, AUTO)
+    if untrusted and subject.kind == "shell" and subject.known_safe and subject.inside_workspace:
         return Verdict.allow(rule, "every command is a known-safe read-only command inside the workspace")
     reasons = list(subject.concerns)
     if subject.kind == "read":
         reasons.append("it reads outside the workspace")
     elif subject.kind == "shell" and subject.known_safe and not subject.inside_workspace:
         reasons.append("it reads outside the workspace")
-    elif subject.kind == "shell" and mode == ASK_UNTRUSTED:
+    elif subject.kind == "shell" and untrusted:
         reasons.append("not every command is a known-safe read-only command")
     if mode == ALWAYS_ASK:
         reasons.append("always-ask asks before anything but a read inside the workspace")

@@ -17,7 +17,9 @@ import pwd
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -57,6 +59,56 @@ class UnresolvablePath(ValueError):
     """A path whose symlinks cannot be followed (a loop, or a directory the process may not inspect)."""
 
 
+_Inspected = tuple[int | None, str | None, UnresolvablePath | None]
+_MEMO: ContextVar[dict[str, _Inspected] | None] = ContextVar("seepient_path_memo", default=None)
+_RESOLVED: ContextVar[dict[str, str] | None] = ContextVar("seepient_resolved_memo", default=None)
+
+
+@contextmanager
+def resolution_memo() -> Iterator[None]:
+    """Within the block each path is inspected (lstat, readlink) once: a policy evaluation judges one
+    consistent view of the file system, and pays for every directory of a long path only once."""
+    token = _MEMO.set({})
+    resolved_token = _RESOLVED.set({})
+    try:
+        yield
+    finally:
+        _RESOLVED.reset(resolved_token)
+        _MEMO.reset(token)
+
+
+def _inspect(candidate: str) -> _Inspected:
+    """``(mode or None when missing, link target when a symlink, error)`` for one path, memoised in a block."""
+    memo = _MEMO.get()
+    if memo is not None and candidate in memo:
+        return memo[candidate]
+    found: _Inspected
+    try:
+        mode: int | None = os.lstat(candidate).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        found = (None, None, None)
+    except PermissionError:
+        found = (
+            0,
+            None,
+            UnresolvablePath(f"cannot inspect {candidate} to follow symbolic links: permission denied"),
+        )
+    except OSError as exc:
+        found = (0, None, UnresolvablePath(f"cannot inspect {candidate}: {exc.strerror}"))
+    else:
+        target = None
+        error = None
+        if stat.S_ISLNK(mode):
+            try:
+                target = os.readlink(candidate)
+            except OSError as exc:
+                error = UnresolvablePath(f"cannot read the symbolic link {candidate}: {exc.strerror}")
+        found = (mode, target, error)
+    if memo is not None:
+        memo[candidate] = found
+    return found
+
+
 def real_path(path: str) -> str:
     """Resolve an absolute path the way the kernel walks it, without requiring the final part to exist.
 
@@ -64,6 +116,16 @@ def real_path(path: str) -> str:
     at ``/``), ``..`` climbs from the *resolved* prefix, and once a component is missing the rest is
     joined as written, so a file that does not exist yet resolves through its deepest existing ancestor.
     """
+    memo = _RESOLVED.get()
+    if memo is not None:
+        known = memo.get(path)
+        if known is None:
+            known = memo[path] = _real_path(path)
+        return known
+    return _real_path(path)
+
+
+def _real_path(path: str) -> str:
     pending = [part for part in reversed(path.split("/"))]
     resolved = "/"
     links = 0
@@ -74,26 +136,17 @@ def real_path(path: str) -> str:
         if name == "..":
             resolved = posixpath.dirname(resolved)
             continue
-        candidate = posixpath.join(resolved, name)
-        try:
-            mode = os.lstat(candidate).st_mode
-        except (FileNotFoundError, NotADirectoryError):
+        candidate = resolved + name if resolved.endswith("/") else f"{resolved}/{name}"
+        mode, target, error = _inspect(candidate)
+        if error is not None:
+            raise error
+        if mode is None:
             resolved = candidate
             continue
-        except PermissionError as exc:
-            raise UnresolvablePath(
-                f"cannot inspect {candidate} to follow symbolic links: permission denied"
-            ) from exc
-        except OSError as exc:
-            raise UnresolvablePath(f"cannot inspect {candidate}: {exc.strerror}") from exc
-        if stat.S_ISLNK(mode):
+        if target is not None:
             links += 1
             if links > MAX_SYMLINKS:
                 raise UnresolvablePath(f"more than {MAX_SYMLINKS} symbolic links while resolving {path}")
-            try:
-                target = os.readlink(candidate)
-            except OSError as exc:
-                raise UnresolvablePath(f"cannot read the symbolic link {candidate}: {exc.strerror}") from exc
             if target.startswith("/"):
                 resolved = "/"
             pending.extend(reversed(target.split("/")))

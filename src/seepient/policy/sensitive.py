@@ -33,6 +33,7 @@ def component_key(name: str) -> str:
     return stripped if stripped else key
 
 
+@functools.lru_cache(maxsize=8192)
 def path_keys(path: str) -> tuple[str, ...]:
     """Keys of every component of an absolute path (the root itself has none)."""
     return tuple(component_key(part) for part in path.split("/") if part)

@@ -20,12 +20,15 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from seepient.policy.commands import (
+    HISTORY_VARIABLES,
     SHELL_STATE_VARIABLES,
     Danger,
     Interpretation,
     Operand,
     Word,
     base_name,
+    history_danger,
+    history_setting_hides,
     interpret,
     takes_paths,
 )
@@ -69,10 +72,17 @@ class CommandFacts:
     takes_paths: bool
     cwd_change: Word | None
     words: tuple[Word, ...]
+    spellings: tuple[tuple[Word, ...], ...] = ()
+    embedded: tuple[Word, ...] = ()
 
     @property
     def effective(self) -> tuple[Word, ...]:
         return self.stages[-1]
+
+    @property
+    def rule_forms(self) -> tuple[tuple[Word, ...], ...]:
+        """Every argv form deny and ask rules must see: each wrapper stage and each other spelling."""
+        return (*self.stages, *self.spellings)
 
 
 @dataclass(frozen=True)
@@ -131,6 +141,13 @@ def analyse_command(
             )
             if found is not None:
                 capabilities.add(found)
+    if state.runs_unseen and Capability.NETWORK in capabilities:
+        state.dangers.append(
+            Danger(
+                "confirm",
+                "it runs code fetched from the network before anyone can read it (like curl … | sh)",
+            )
+        )
     order = list(Capability)
     return ShellAnalysis(
         commands=tuple(f.command for f in state.facts),
@@ -175,6 +192,7 @@ class _State:
     dotglob: bool = False
     sets_variables: bool = False
     level: int = 0
+    runs_unseen: bool = False
 
 
 @dataclass
@@ -309,6 +327,10 @@ class _Walker:
                 self.statement(child, redirects=redirects if position == len(parts) - 1 else (), piped=piped)
             self._check_separators(node)
         elif kind in _CONTAINERS:
+            if kind == "while_statement" and _endless_background_loop(node):
+                self.state.dangers.append(
+                    Danger("deny", "an endless loop that keeps starting background jobs: a fork bomb")
+                )
             if kind == "compound_statement" and node.child_count and node.children[0].type == "((":
                 self.scan(node)
                 return
@@ -390,6 +412,13 @@ class _Walker:
             )
         if name == "GLOBIGNORE":
             self.state.dotglob = True
+        if name in HISTORY_VARIABLES:
+            value = node.child_by_field_name("value")
+            text = _text(value).strip("'\"") if value is not None else ""
+            if history_setting_hides(name, text):
+                self.state.dangers.append(
+                    history_danger(f"setting {name} stops the shell recording what runs")
+                )
 
     def check_one_line(self, node: Node) -> None:
         """bash ends a simple command at an unquoted newline, so a command whose words span one was misparsed.
@@ -508,10 +537,17 @@ class _Walker:
                 self.nested_script(script.text)
             else:
                 self.problem(f"{name} runs a script computed at run time: {script.text[:60]}")
+                self.state.runs_unseen = True
         if interpretation.reads_script_from_stdin:
             self.stdin_script(name, redirects, piped, shell=interpretation.stdin_script_is_shell)
         for nested in interpretation.nested:
             self.nested_command(nested.words, nested.placeholder_roots)
+        if (
+            interpretation.stdin_or
+            and not piped
+            and not any(r.operator in ("<", "<<", "<<-", "<<<") and r.fd in (None, 0) for r in redirects)
+        ):
+            interpretation.operands.extend(interpretation.stdin_or)
         self.record(tuple(words), interpretation, redirects=redirects)
 
     def stdin_script(self, name: str, redirects: list[_Redirect], piped: bool, *, shell: bool) -> None:
@@ -521,12 +557,14 @@ class _Walker:
             body = fed[-1]
             if not body.static:
                 self.problem(f"{name} runs a script built at run time from a heredoc or herestring")
+                self.state.runs_unseen = True
             elif shell:
                 self.nested_script(body.text)
             # Program text for another language stays opaque, like 'python file.py'.
             return
         if piped and not any(r.operator == "<" and r.fd in (None, 0) for r in redirects):
             self.problem(f"{name} runs a script piped into it, which cannot be read before it runs")
+            self.state.runs_unseen = True
 
     def nested_command(self, words: tuple[Word, ...], roots: tuple[Word, ...]) -> None:
         if not words or not words[0].static:
@@ -591,7 +629,11 @@ class _Walker:
             takes_paths=takes_paths(name),
             cwd_change=interpretation.cwd_change,
             words=words,
+            spellings=tuple(interpretation.spellings),
+            embedded=tuple(interpretation.embedded),
         )
+        if interpretation.runs_unseen:
+            self.state.runs_unseen = True
         self.state.facts.append(facts)
 
     # -- redirections -----------------------------------------------------------------------------------
@@ -688,6 +730,18 @@ class _Walker:
         if expanded is None:
             return [Word(_text(node), static=False)]
         return [Word("".join(c for c, _ in item), static=True, glob=_is_glob(item)) for item in expanded]
+
+
+_ALWAYS_TRUE = frozenset({"true", ":", "[ 1 ]", "[[ 1 ]]", "((1))", "(( 1 ))"})
+
+
+def _endless_background_loop(node: Node) -> bool:
+    """``while true; do x & done``: a loop nothing ends that starts a process on every turn."""
+    conditions = [c for c in node.children_by_field_name("condition") if c.is_named]
+    if len(conditions) != 1 or _text(conditions[0]).strip() not in _ALWAYS_TRUE:
+        return False
+    body = node.child_by_field_name("body")
+    return body is not None and any(not child.is_named and child.type == "&" for child in _descendants(body))
 
 
 def _substitutions(node: Node) -> Iterator[Node]:

@@ -1,0 +1,253 @@
+"""``seepient policy explain``: the verdict policy would give one action, without running anything.
+
+The action is prepared the way the real tool prepares it (the shell, read_file and web_fetch tools'
+own ``prepare``; for edits and writes the same path resolution and pre-image the edit tools use) and
+judged by the real engine with the real settings of the workspace: managed, command-line, project and
+user rules, in that precedence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from seepient.config.paths import SeepientPaths
+from seepient.config.settings import SettingsError, load_settings, normalise_mode
+from seepient.policy.engine import PolicyEngine
+from seepient.protocol import (
+    ActionKind,
+    Capability,
+    CommitOutcome,
+    Decision,
+    EditBlock,
+    FetchRequest,
+    FileChange,
+    GrepOutcome,
+    PathAccess,
+    PathDenied,
+    PreparedActionDraft,
+    ShellCommand,
+    ShellOutcome,
+    SimpleCommand,
+    new_id,
+)
+from seepient.tools.base import ToolContext, ToolInputError
+
+TargetKind = Literal["shell", "read", "edit", "write", "fetch"]
+TARGET_KINDS: tuple[TargetKind, ...] = ("shell", "read", "edit", "write", "fetch")
+
+
+class ExplainInputError(SettingsError):
+    """The action cannot even be prepared (a blank command, a directory given as a file): bad usage."""
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A verdict and what it was about. ``action`` is None when preparing the action was already refused
+    (the path guard refuses before policy runs, exactly as in a real session)."""
+
+    decision: Decision
+    reasons: tuple[str, ...]
+    rule: str | None
+    commands: tuple[SimpleCommand, ...] = ()
+    capabilities: tuple[Capability, ...] = ()
+    mode: str = ""
+    kind: TargetKind = "shell"
+    target: str = ""
+    action: PreparedActionDraft | None = None
+    parsed: bool = True
+    sources: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented object: decision, reasons, rule, commands (argv and binary) and capabilities."""
+        return {
+            "decision": self.decision.value,
+            "reasons": list(self.reasons),
+            "rule": self.rule,
+            "commands": [{"argv": list(c.argv), "binary": c.binary} for c in self.commands],
+            "capabilities": [c.value for c in self.capabilities],
+        }
+
+
+def explain(
+    kind: TargetKind,
+    target: str,
+    *,
+    workspace: Path,
+    mode: str | None = None,
+    paths: SeepientPaths | None = None,
+    config_file: Path | None = None,
+    managed_file: Path | None = None,
+    home: Path | None = None,
+) -> Explanation:
+    """Prepare ``target`` as a ``kind`` action in ``workspace`` and return policy's verdict.
+
+    Raises ``SettingsError`` (a malformed rule, a bad mode, a workspace that is not a directory) and
+    ``ExplainInputError`` (an action the tool itself would reject); nothing is ever executed.
+    """
+    return asyncio.run(
+        explain_async(
+            kind,
+            target,
+            workspace=workspace,
+            mode=mode,
+            paths=paths,
+            config_file=config_file,
+            managed_file=managed_file,
+            home=home,
+        )
+    )
+
+
+async def explain_async(
+    kind: TargetKind,
+    target: str,
+    *,
+    workspace: Path,
+    mode: str | None = None,
+    paths: SeepientPaths | None = None,
+    config_file: Path | None = None,
+    managed_file: Path | None = None,
+    home: Path | None = None,
+) -> Explanation:
+    """``explain`` for callers already inside an event loop."""
+    if kind not in TARGET_KINDS:
+        raise ExplainInputError(f"unknown target kind {kind!r}; use one of {', '.join(TARGET_KINDS)}")
+    workspace = workspace.expanduser()
+    if not workspace.is_dir():
+        raise SettingsError(f"workspace {workspace} is not a directory")
+    workspace = workspace.resolve()
+    paths = paths or SeepientPaths.from_env()
+    settings = load_settings(workspace, paths=paths, config_file=config_file, managed_file=managed_file)
+    chosen = normalise_mode(mode or settings.permissions.mode or "ask-untrusted")
+    engine = PolicyEngine(
+        workspace, seepient_home=paths.home, mode=chosen, permissions=settings.permissions, home=home
+    )
+    sources = tuple(source.label for source in settings.permissions.rule_sources.sources)
+    common: dict[str, Any] = {"mode": engine.mode, "kind": kind, "target": target, "sources": sources}
+    ctx = ToolContext(
+        workspace=workspace,
+        session_id="explain",
+        call_id=new_id("call"),
+        paths=engine.guard,
+        executor=_PreparationOnly(engine.guard),
+    )
+    try:
+        draft = await _prepare(kind, target, ctx)
+    except PathDenied as denied:
+        return Explanation(Decision.DENY, (f"{denied.path}: {denied.reason}",), denied.rule, **common)
+    except ToolInputError as exc:
+        raise ExplainInputError(str(exc)) from None
+    verdict = engine.evaluate(draft)
+    payload = draft.payload
+    commands: tuple[SimpleCommand, ...] = ()
+    capabilities: tuple[Capability, ...] = ()
+    parsed = True
+    if isinstance(payload, ShellCommand):
+        commands, capabilities, parsed = payload.commands, payload.capabilities, payload.parsed
+    elif isinstance(payload, FileChange):
+        capabilities = (Capability.WRITE_WORKSPACE,)
+    elif isinstance(payload, FetchRequest):
+        capabilities = (Capability.NETWORK,)
+    return Explanation(
+        verdict.decision,
+        verdict.reasons,
+        verdict.rule,
+        commands=commands,
+        capabilities=capabilities,
+        action=draft,
+        parsed=parsed,
+        **common,
+    )
+
+
+async def _prepare(kind: TargetKind, target: str, ctx: ToolContext) -> PreparedActionDraft:
+    # Each tool is imported when needed: web_fetch alone brings an HTML parser along.
+    if kind == "shell":
+        from seepient.tools.builtin.shell import ShellInput, ShellTool
+
+        return await ShellTool().prepare(ShellInput(command=target), ctx)
+    if kind == "read":
+        from seepient.tools.builtin.read import ReadFileInput, ReadFileTool
+
+        return await ReadFileTool().prepare(ReadFileInput(path=target), ctx)
+    if kind == "fetch":
+        from seepient.tools.builtin.web_fetch import WebFetchInput, WebFetchTool
+
+        return await WebFetchTool().prepare(WebFetchInput(url=target), ctx)
+    return await _prepare_change(kind, target, ctx)
+
+
+async def _prepare_change(kind: TargetKind, target: str, ctx: ToolContext) -> PreparedActionDraft:
+    """An edit or write of ``target`` as edit_file and write_file prepare one: the path resolved for writing
+    (symlinks and ``..`` followed) and made workspace-relative, bound to the file's current bytes. The new
+    content is left empty; policy judges where a change lands, not what it says."""
+    if not target.strip():
+        raise ToolInputError("give the path of a file to explain an edit or write of")
+    resolved = ctx.paths.for_write(target)
+    if not resolved.relative:
+        raise PathDenied(target, "files can only be written inside the workspace", "workspace_containment")
+    try:
+        current: bytes | None = await ctx.executor.read_file(resolved.absolute)
+    except FileNotFoundError:
+        current = None
+    except IsADirectoryError:
+        raise ToolInputError(
+            f"{resolved.relative} is a directory; give the path of a file inside it"
+        ) from None
+    pre_image = hashlib.sha256(current).hexdigest() if current is not None else None
+    if kind == "write" or not current:
+        # write_file, and edit_file on a missing or empty file, carry the whole new content.
+        change = FileChange(path=resolved.relative, pre_image_sha256=pre_image, new_content="")
+        tool = "write_file" if kind == "write" else "edit_file"
+    else:
+        change = FileChange(
+            path=resolved.relative,
+            pre_image_sha256=pre_image,
+            edits=(EditBlock(search="", replace=""),),
+        )
+        tool = "edit_file"
+    verb = "Write" if kind == "write" else "Edit"
+    return PreparedActionDraft(
+        session_id=ctx.session_id,
+        call_id=ctx.call_id,
+        tool=tool,
+        kind=ActionKind.FILE_CHANGE,
+        payload=change,
+        read_only=False,
+        summary=f"{verb} {resolved.relative}",
+    )
+
+
+class _PreparationOnly:
+    """The executor explain hands the tools: it reads what preparation needs (a file's bytes, whether a
+    directory exists) through the path guard, and refuses everything that would act."""
+
+    def __init__(self, guard: PathAccess) -> None:
+        self._guard = guard
+
+    async def read_file(self, path: str) -> bytes:
+        resolved = self._guard.for_read(path)
+        return await asyncio.to_thread(Path(resolved.absolute).read_bytes)
+
+    async def glob(self, root: str, pattern: str, **_: Any) -> list[str]:
+        raise _refused("list files")
+
+    async def grep(self, root: str, pattern: str, **_: Any) -> GrepOutcome:
+        raise _refused("search files")
+
+    async def run_shell(self, command: ShellCommand) -> ShellOutcome:
+        raise _refused("run a command")
+
+    async def commit_file(self, change: FileChange) -> CommitOutcome:
+        raise _refused("write a file")
+
+    async def fetch(self, request: FetchRequest) -> Any:
+        raise _refused("fetch a URL")
+
+
+def _refused(what: str) -> RuntimeError:
+    return RuntimeError(f"policy explain never runs anything; a tool tried to {what} while preparing")

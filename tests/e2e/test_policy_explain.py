@@ -1,0 +1,169 @@
+"""``seepient policy explain`` through the real console script: verdicts from the workspace's real settings
+(managed, project, user), exit 0 whatever the verdict, 2 for bad usage, and nothing ever run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def explain(world, seepient, tmp_path: Path):
+    managed = tmp_path / "managed-settings.json"
+    env = {**world.env, "SEEPIENT_MANAGED_SETTINGS": str(managed)}
+    (world.workspace / ".env").write_text("TOKEN=secret\n")
+    (world.workspace / "src").mkdir()
+    (world.workspace / "src" / "app.py").write_text("print('hi')\n")
+
+    def run(*args: str, **kwargs):
+        return seepient("policy", "explain", "--workspace", str(world.workspace), *args, env=env, **kwargs)
+
+    run.managed = managed  # type: ignore[attr-defined]
+    return run
+
+
+def settings(path: Path, permissions: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"permissions": permissions}))
+
+
+def verdict(done) -> dict:
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, done.stdout  # exactly one JSON object
+    return json.loads(lines[0])
+
+
+def test_json_output_has_exactly_the_documented_fields(explain) -> None:
+    result = verdict(explain("--json", "--", "git", "status", "&&", "rm", "-rf", "build"))
+    assert set(result) == {"decision", "reasons", "rule", "commands", "capabilities"}
+    assert result["decision"] == "ask" and result["rule"] == "mode:ask-untrusted"
+    assert result["commands"] == [
+        {"argv": ["git", "status"], "binary": "git"},
+        {"argv": ["rm", "-rf", "build"], "binary": "rm"},
+    ]
+    assert "destructive" in result["capabilities"]
+    assert all(isinstance(reason, str) and reason for reason in result["reasons"])
+
+
+def test_every_target_kind_and_every_verdict_exits_0(explain, world) -> None:
+    assert verdict(explain("--json", "--", "ls", "-la"))["decision"] == "allow"
+    assert verdict(explain("--json", "--read", "src/app.py"))["decision"] == "allow"
+    assert verdict(explain("--json", "--edit", "src/app.py"))["decision"] == "ask"
+    assert verdict(explain("--json", "--write", "new.txt"))["capabilities"] == ["write_workspace"]
+    fetched = verdict(explain("--json", "--fetch", "https://example.com/docs"))
+    assert (fetched["decision"], fetched["capabilities"]) == ("ask", ["network"])
+    denied = verdict(explain("--json", "--read", str(world.home / ".ssh" / "id_rsa")))
+    assert (denied["decision"], denied["rule"]) == ("deny", "path_guard:sensitive")
+    assert verdict(explain("--json", "--write", "../outside/x"))["decision"] == "deny"
+
+
+def test_modes_change_the_verdict(explain) -> None:
+    assert verdict(explain("--json", "--mode", "always-ask", "--", "ls"))["decision"] == "ask"
+    assert verdict(explain("--json", "--mode", "bypass", "--", "npm", "test"))["rule"] == (
+        "mode:autonomous-trusted"
+    )
+    assert verdict(explain("--json", "--mode", "on-request", "--", "npm", "test"))["decision"] == "ask"
+
+
+def test_the_workspace_rules_apply_with_their_sources(explain, world) -> None:
+    project = world.workspace / ".seepient" / "settings.json"
+    settings(project, {"deny": ["Read(.env)"], "allow": ["Shell(npm test)"]})
+    settings(world.seepient_home / "settings.json", {"deny": ["Shell(git push:*)"]})
+    denied = verdict(explain("--json", "--", "cat", ".env"))
+    assert (denied["decision"], denied["rule"]) == ("deny", "deny:Read(.env)")
+    assert f"{project}: permissions.deny[0]" in denied["reasons"][0]
+    pushed = verdict(explain("--json", "--", "git", "--no-pager", "push", "origin"))
+    assert (pushed["decision"], pushed["rule"]) == ("deny", "deny:Shell(git push:*)")
+    assert verdict(explain("--json", "--", "npm", "test"))["rule"] == "allow:Shell(npm test)"
+    human = explain("--", "cat", ".env")
+    assert human.returncode == 0
+    assert human.stdout.startswith("DENY: run cat .env")
+    assert "deny:Read(.env)" in human.stdout and "nothing was run" in human.stdout
+
+
+def test_managed_settings_outrank_and_lock_the_rest(explain, world) -> None:
+    settings(world.workspace / ".seepient" / "settings.json", {"allow": ["Shell(npm test)"]})
+    settings(
+        explain.managed,
+        {"allowManagedRulesOnly": True, "deny": ["Shell(curl:*)"], "disabledModes": ["bypass"]},
+    )
+    locked = verdict(explain("--json", "--", "npm", "test"))
+    assert (locked["decision"], locked["rule"]) == ("ask", "managed_only:ask-untrusted")
+    assert verdict(explain("--json", "--", "curl", "https://example.com"))["rule"] == "deny:Shell(curl:*)"
+    refused = explain("--mode", "autonomous-trusted", "--", "ls")
+    assert refused.returncode == 2 and "disabledModes" in refused.stderr
+
+
+def test_quoting_is_kept_when_the_words_are_joined(explain) -> None:
+    # The words after -- are joined with spaces into one command line: quoting inside a word survives.
+    result = verdict(explain("--json", "--", "echo 'a  b'", "|", "wc", "-c"))
+    assert result["commands"] == [
+        {"argv": ["echo", "a  b"], "binary": "echo"},
+        {"argv": ["wc", "-c"], "binary": "wc"},
+    ]
+
+
+def test_nothing_is_run(explain, world) -> None:
+    marker = world.workspace / "created-by-explain"
+    for args in (
+        ("--", "touch", str(marker)),
+        ("--", "echo", "x", ">", str(marker)),
+        ("--mode", "autonomous-trusted", "--", "rm", "-rf", "src"),
+        ("--write", "created-by-explain"),
+        ("--edit", "src/app.py"),
+    ):
+        assert explain("--json", *args).returncode == 0
+    assert not marker.exists()
+    assert (world.workspace / "src" / "app.py").read_text() == "print('hi')\n"
+    assert not (world.seepient_home / "audit.log").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "say what to explain"),
+        (("--read", "a", "--edit", "b"), "one action at a time"),
+        (("--read", "a", "--", "ls"), "one action at a time"),
+        (("--mode", "yolo", "--", "ls"), "unknown consent mode"),
+        (("--", "   "), "empty"),
+        (("--fetch", "ftp://example.com/x"), "cannot fetch"),
+        (("--edit", "src"), "is a directory"),
+    ],
+)
+def test_bad_usage_exits_2(explain, args, message: str) -> None:
+    done = explain(*args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert message in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_malformed_rule_stops_with_its_file_and_position(explain, world) -> None:
+    project = world.workspace / ".seepient" / "settings.json"
+    settings(project, {"deny": ["Read(.env)", "Shell("]})
+    done = explain("--", "ls")
+    assert done.returncode == 2
+    assert f"{project}: permissions.deny[1]: 'Shell(':" in done.stderr
+
+
+def test_a_missing_workspace_is_bad_usage(seepient, world) -> None:
+    done = seepient("policy", "explain", "--workspace", str(world.workspace / "nope"), "--", "ls")
+    assert done.returncode == 2 and "not a directory" in done.stderr
+
+
+def test_a_malformed_rule_stops_seepient_run_too(world, seepient, tmp_path: Path) -> None:
+    """The same error stops a real run before any turn: nothing is asked of the model, nothing runs."""
+    project = world.workspace / ".seepient" / "settings.json"
+    settings(project, {"allow": ["Shell(npm test)", "Fetch(example.com)"]})
+    script = world.script([{"tool_calls": [{"name": "shell", "arguments": {"command": "touch ran"}}]}])
+    env = {**world.env, "SEEPIENT_MANAGED_SETTINGS": str(tmp_path / "none.json")}
+    done = seepient(
+        "run", "go", "-y", "--model", f"replay:{script}", "--workspace", str(world.workspace), env=env
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f"{project}: permissions.allow[1]: 'Fetch(example.com)':" in done.stderr
+    assert not (world.workspace / "ran").exists()
