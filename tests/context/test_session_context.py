@@ -94,11 +94,6 @@ async def test_the_skill_tool_loads_instructions_through_policy_and_audit(tmp_pa
     await session.aclose()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="policy refuses every read under SEEPIENT_HOME, skills included (policy/sensitive.py); user "
-    "skills reach the model only through --skill or matching until policy lets <home>/skills be read",
-)
 async def test_a_user_skill_loads_through_the_skill_tool(tmp_path, workspace, seepient_home):
     write_skill_file(seepient_home / "skills", "mine", description="My own skill.", body="MY STEPS\n")
     session, events = _open(

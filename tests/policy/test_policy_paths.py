@@ -336,3 +336,26 @@ def test_recursive_reach(layout) -> None:
     assert guard.sensitive_below(str(layout.workspace)) is None
     assert guard.protected_below(str(layout.workspace)) is not None
     assert guard.protected_below(str(layout.workspace / "src")) is None
+
+
+def test_user_skills_are_readable_but_the_rest_of_seepient_home_is_not(tmp_path):
+    from seepient.policy.paths import PathGuard
+    from seepient.protocol import PathDenied
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    home = tmp_path / "seepient-home"
+    skill = home / "skills" / "deploy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: d\n---\n")
+    (home / "AGENTS.md").write_text("rules")
+    (home / "audit.log").write_text("secret-ish")
+    (skill / "leak").symlink_to(home / "audit.log")
+    guard = PathGuard(workspace, seepient_home=home, home=tmp_path)
+    assert guard.for_read(str(skill / "SKILL.md")).absolute == str(skill / "SKILL.md")
+    assert guard.for_read(str(home / "AGENTS.md"))
+    for refused in (home / "audit.log", skill / "leak", home / "skills" / ".." / "audit.log"):
+        with pytest.raises(PathDenied):
+            guard.for_read(str(refused))
+    with pytest.raises(PathDenied):
+        guard.for_write(str(skill / "SKILL.md"))

@@ -305,7 +305,8 @@ class PolicyEngine:
         if self._all_covered(self.rules.allow, action, families, absolutes):
             rule = self._first_cover(self.rules.allow, action, families, absolutes)
             return Verdict.allow(f"allow:{rule.text}", f"an allow rule ({rule.source}) covers this read")
-        inside = all(r.relative is not None for r in resolved)
+        # The user's own skills count as trusted reads, like the workspace (PathGuard.is_user_instruction).
+        inside = all(r.relative is not None or self.guard.is_user_instruction(r.absolute) for r in resolved)
         locked = self._locked(
             lambda r: r.bare or all(self._matches(r, p, lenient=False) for p in absolutes), action, families
         )

@@ -181,6 +181,10 @@ def _validate(path: object) -> str:
     return path
 
 
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _check_length(requested: str, path: str) -> None:
     size = len(path.encode("utf-8", "surrogatepass"))
     if size > MAX_PATH_BYTES:
@@ -222,14 +226,23 @@ class PathGuard:
         # and never for the file tools, which commit on the host itself.
         self._scratch = tuple(real_path(_lexical(str(Path(p).absolute()))) for p in shell_scratch)
         self._root = str(self.workspace)
+        # The user's own skills and AGENTS.md are instructions meant for the model; everything else in
+        # Seepient's home (keys, grants, the audit log) stays unreadable. Only the resolved path counts, so
+        # a link inside skills/ that points at a key is still refused.
+        self._readable_home = (str(self.seepient_home / "skills"), str(self.seepient_home / "AGENTS.md"))
 
     # -- PathAccess -------------------------------------------------------------------------------
 
     def for_read(self, path: str) -> ResolvedPath:
         """Resolve ``path`` for reading; raise ``PathDenied`` when it is a sensitive location."""
         lexical, resolved = self._resolve(_validate(path), base=self._root, shell=False, write=False)
-        self._refuse_sensitive(path, lexical, resolved, write=False)
+        if not self.is_user_instruction(resolved):
+            self._refuse_sensitive(path, lexical, resolved, write=False)
         return self._answer(path, resolved)
+
+    def is_user_instruction(self, resolved: str) -> bool:
+        """Whether a resolved path is one of the user's own skills or their AGENTS.md in Seepient's home."""
+        return any(_under(resolved, allowed) for allowed in self._readable_home)
 
     def for_write(self, path: str) -> ResolvedPath:
         """Resolve ``path`` for writing; it must land inside the workspace and away from protected state."""
@@ -358,15 +371,12 @@ class PathGuard:
         return ResolvedPath(requested=requested, absolute=resolved, relative=relative)
 
     def _in_scratch(self, resolved: str) -> bool:
-        def under(path: str, root: str) -> bool:
-            return path == root or path.startswith(root.rstrip("/") + "/")
-
         # The sandbox's /tmp is a fresh tmpfs with the workspace bound into it, so scratch is whatever
         # is neither the workspace, a home, Seepient's home nor a directory that contains one of them.
         personal = (self._root, str(self.home), real_path(str(self.home)), str(self.seepient_home))
-        if any(under(resolved, p) or under(p, resolved) for p in personal):
+        if any(_under(resolved, p) or _under(p, resolved) for p in personal):
             return False
-        return any(under(resolved, s) for s in self._scratch)
+        return any(_under(resolved, s) for s in self._scratch)
 
     def _refuse_sensitive(self, requested: str, lexical: str, resolved: str, *, write: bool) -> None:
         found = self._sensitive.first_match((lexical, resolved), write=write)
