@@ -18,7 +18,7 @@ app = typer.Typer(
     name="seepient",
     help="Seepient: an AI coding agent whose every action is checked, approved, sandboxed and audited.\n\n"
     + exit_codes.HELP,
-    no_args_is_help=True,
+    invoke_without_command=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
@@ -41,12 +41,31 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", "-V", callback=_version_callback, is_eager=True, help="Print the version."),
     ] = False,
+    model: Annotated[
+        str | None, typer.Option(help="With no command: the TUI's model, PROVIDER:MODEL or replay:PATH.")
+    ] = None,
+    workspace: Annotated[Path, typer.Option(help="With no command: the TUI's project folder.")] = Path("."),
+    mode: Annotated[str | None, typer.Option(help="With no command: the TUI's consent mode.")] = None,
 ) -> None:
-    """Seepient command line."""
+    """Seepient command line. With no command on a terminal, opens the full-screen UI."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        typer.echo(ctx.get_help())
+        raise typer.Exit(exit_codes.USAGE)
+    from seepient.surfaces.tui import run_tui
+
+    def _options() -> object:
+        from seepient.runtime import SessionOptions
+
+        return SessionOptions(workspace=workspace, model=model, mode=mode, surface="tui")
+
+    raise typer.Exit(run_tui(_options))  # type: ignore[arg-type]
 
 
 def _read_prompt(prompt: str | None) -> str:
@@ -244,9 +263,6 @@ def _register_commands() -> None:
     from seepient.surfaces.cli import models_cmd
 
     models_cmd.register(app)
-    from seepient.surfaces.cli import net_cmd
-
-    net_cmd.register(app)
     from seepient.surfaces.cli import context_cmd
 
     context_cmd.register(app)
@@ -257,6 +273,9 @@ def _register_commands() -> None:
     from seepient.surfaces.cli import policy_cmd
 
     policy_cmd.register(app)
+    from seepient.surfaces.cli import certs_cmd
+
+    certs_cmd.register(app)
 
 
 def run_app() -> None:
