@@ -19,7 +19,7 @@ from seepient.tools.builtin import (
 )
 from seepient.tools.registry import ToolRegistry, builtin_registry
 
-BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "glob", "grep", "shell", "skill"]
+BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "glob", "grep", "shell", "skill", "web_fetch"]
 
 
 class _NoArgs(BaseModel):
@@ -63,6 +63,7 @@ def test_read_only_tools_are_marked_concurrency_safe_and_the_others_are_not() ->
         "grep": (True, True),
         "shell": (False, False),
         "skill": (True, True),
+        "web_fetch": (True, True),
     }
 
 
@@ -122,6 +123,7 @@ def test_schemas_match_the_documented_arguments() -> None:
         "grep": ({"pattern", "path", "glob", "ignore_case", "output_mode"}, {"pattern"}),
         "shell": ({"command", "timeout_ms", "workdir", "run_in_background"}, {"command"}),
         "skill": ({"name"}, {"name"}),
+        "web_fetch": ({"url"}, {"url"}),
     }
 
 

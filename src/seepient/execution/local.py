@@ -4,6 +4,7 @@ bubblewrap sandbox and file changes through the exact commit helper; plus ``run_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import shutil
@@ -18,8 +19,18 @@ from seepient.execution.nofollow import is_symlink_at
 from seepient.execution.process import ProcessResult, run_process
 from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths, protected_workspace_paths
 from seepient.execution.search import OutputMode, find_ripgrep, glob_paths, python_grep, ripgrep_grep
-from seepient.protocol.actions import Capability, FileChange, ShellCommand
-from seepient.protocol.executor import CommitOutcome, GrepOutcome, SandboxUnavailable, ShellOutcome
+from seepient.net.address_policy import AddressPolicy
+from seepient.net.egress_proxy import DomainCheck, EgressProxy
+from seepient.net.fetch import FetchError, Resolver, SafeFetcher
+from seepient.protocol.actions import Capability, FetchRequest, FileChange, ShellCommand
+from seepient.protocol.executor import (
+    CommitOutcome,
+    FetchOutcome,
+    FetchRefused,
+    GrepOutcome,
+    SandboxUnavailable,
+    ShellOutcome,
+)
 
 
 def shell_argv(command_line: str) -> list[str]:
@@ -59,12 +70,16 @@ async def run_sandboxed(
     max_output_bytes: int = 1_000_000,
     stdio: Literal["capture", "inherit"] = "capture",
     sandbox: BwrapSandbox | None = None,
+    egress: EgressProxy | None = None,
 ) -> ShellOutcome:
     """Run ``argv`` as it is (no shell) in the sandbox: the body of ``seepient sandbox run -- CMD``.
 
     With ``stdio="inherit"`` the command reads and writes this process's own standard streams and the
     outcome's stdout/stderr are empty; its exit code is passed back either way. Raises
     ``SandboxUnavailable`` with the reason and the fix when bubblewrap cannot start.
+
+    With a started ``egress`` proxy (and ``network``), the command gets its own empty network namespace
+    whose only way out is that proxy, instead of the host's network.
     """
     if not argv:
         raise ValueError("no command to run")
@@ -79,6 +94,11 @@ async def run_sandboxed(
         raise SandboxUnavailable(status.message)
     root = workspace.resolve()
     env = scrubbed_environment(environ, home=str(home))
+    binds: list[tuple[Path, Path]] = []
+    if network and egress is not None:
+        argv, network = egress.sandbox_argv(argv), False
+        env = {**env, **egress.sandbox_env()}
+        binds = egress.sandbox_binds()
     full_argv = sandbox.command_argv(
         argv,
         workspace=root,
@@ -87,6 +107,7 @@ async def run_sandboxed(
         hidden=default_hidden_paths(home, seepient_home, environ),
         read_only_inside=protected_workspace_paths(root),
         env=env,
+        extra_binds=binds,
     )
     result = await run_process(
         full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
@@ -113,8 +134,19 @@ class LocalExecutor:
         environ: Mapping[str, str] | None = None,
         ripgrep: str | None | Literal["auto"] = "auto",
         bwrap: BwrapSandbox | None = None,
+        net_policy: AddressPolicy | None = None,
+        net_resolver: Resolver | None = None,
+        network_egress: Literal["host", "filtered"] = "host",
+        egress_domain_check: DomainCheck | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
+        # Every fetch goes through the SSRF-safe client; the policy comes from the `net` settings section.
+        self.net_policy = net_policy or AddressPolicy()
+        self._net_resolver = net_resolver
+        # "filtered": a command granted the network reaches it only through the egress proxy, which applies
+        # the address policy and `egress_domain_check` (the Fetch domain rules) to every connection.
+        self.network_egress = network_egress
+        self._egress_domain_check = egress_domain_check
         self._given_workspace = Path(os.path.abspath(workspace))
         self.sandbox_mode = sandbox
         self.seepient_home = seepient_home
@@ -228,20 +260,56 @@ class LocalExecutor:
                 max_output_bytes=self.max_output_bytes,
             )
             return _outcome(result, "none")
-        return await run_sandboxed(
-            shell_argv(command.command),
-            workspace=self.workspace,
-            cwd=cwd,
-            network=Capability.NETWORK in command.capabilities,
-            timeout_s=timeout_s,
-            seepient_home=self.seepient_home,
-            home=self.home,
-            environ=self._environ,
-            max_output_bytes=self.max_output_bytes,
-            sandbox=self._bwrap,
-        )
+        network = Capability.NETWORK in command.capabilities
+        async with contextlib.AsyncExitStack() as stack:
+            egress = None
+            if network and self.network_egress == "filtered":
+                egress = EgressProxy(
+                    policy=self.net_policy,
+                    resolver=self._net_resolver,
+                    domain_check=self._egress_domain_check,
+                )
+                await stack.enter_async_context(egress)
+            return await run_sandboxed(
+                shell_argv(command.command),
+                workspace=self.workspace,
+                cwd=cwd,
+                network=network,
+                timeout_s=timeout_s,
+                seepient_home=self.seepient_home,
+                home=self.home,
+                environ=self._environ,
+                max_output_bytes=self.max_output_bytes,
+                sandbox=self._bwrap,
+                egress=egress,
+            )
 
     async def commit_file(self, change: FileChange) -> CommitOutcome:
         # In-process in a worker thread: the helper is synchronous and a thread spares a process start.
         # A cancelled caller does not stop the thread, so a commit that started always finishes whole.
         return await asyncio.to_thread(commit_change, self.workspace, change)
+
+    async def fetch(self, request: FetchRequest) -> FetchOutcome:
+        async with SafeFetcher(self.net_policy, resolver=self._net_resolver) as fetcher:
+            try:
+                result = await fetcher.fetch(request.url, request.method, on_too_large="truncate")
+            except FetchError as exc:
+                raise FetchRefused(str(exc)) from None
+        return FetchOutcome(
+            url=result.url,
+            status=result.status,
+            content_type=result.content_type,
+            text=result.content.decode(_codec(result.charset), errors="replace"),
+            truncated=result.truncated,
+            redirects=result.redirects,
+            address=result.address,
+        )
+
+
+def _codec(charset: str | None) -> str:
+    import codecs
+
+    try:
+        return codecs.lookup(charset).name if charset else "utf-8"
+    except LookupError:
+        return "utf-8"

@@ -10,7 +10,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from seepient.protocol.actions import FileChange, ShellCommand
+from seepient.protocol.actions import FetchRequest, FileChange, ShellCommand
 
 
 class _Frozen(BaseModel):
@@ -50,6 +50,23 @@ class GrepOutcome(_Frozen):
     engine: Literal["ripgrep", "python"] = "ripgrep"
 
 
+class FetchOutcome(_Frozen):
+    """A fetched response: ``url`` is the final URL after redirects, ``text`` the body decoded (cut at the
+    size cap when ``truncated``), ``address`` the validated IP the last hop connected to."""
+
+    url: str
+    status: int
+    content_type: str = ""
+    text: str = ""
+    truncated: bool = False
+    redirects: tuple[str, ...] = ()
+    address: str | None = None
+
+
+class FetchRefused(RuntimeError):
+    """A fetch that was refused by the address policy or failed; the message says which and why."""
+
+
 class SandboxUnavailable(RuntimeError):
     """No sandbox can run here and the user has not turned it off. The message says why and how to fix it."""
 
@@ -83,3 +100,7 @@ class ActionExecutor(Protocol):
         ...
 
     async def commit_file(self, change: FileChange) -> CommitOutcome: ...
+
+    async def fetch(self, request: FetchRequest) -> FetchOutcome:
+        """Fetch through the SSRF-safe client; raises ``FetchRefused`` when blocked or failed."""
+        ...

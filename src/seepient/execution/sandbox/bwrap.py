@@ -241,8 +241,12 @@ class BwrapSandbox:
         hidden: Sequence[Path],
         read_only_inside: Sequence[Path],
         env: Mapping[str, str],
+        extra_binds: Sequence[tuple[Path, Path]] = (),
     ) -> list[str]:
         """The full ``bwrap`` command line that runs ``argv`` jailed to ``workspace``.
+
+        ``extra_binds`` are ``(host, sandbox)`` paths bound read-write after every other mount (the egress
+        proxy's socket directory); the sandbox path should lie on a tmpfs bubblewrap made, such as /dev.
 
         Raises ``ValueError`` when the workspace itself lies inside a hidden location.
         """
@@ -276,6 +280,8 @@ class BwrapSandbox:
                 out += ["--tmpfs", str(path), "--remount-ro", str(path)]
             else:
                 out += ["--ro-bind", "/dev/null", str(path)]
+        for host_path, inside in extra_binds:
+            out += ["--bind", str(host_path), str(inside)]
         out += ["--unshare-all"]
         if network:
             out += ["--share-net"]

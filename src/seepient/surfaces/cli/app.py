@@ -263,6 +263,9 @@ def _register_commands() -> None:
     from seepient.surfaces.cli import models_cmd
 
     models_cmd.register(app)
+    from seepient.surfaces.cli import net_cmd
+
+    net_cmd.register(app)
     from seepient.surfaces.cli import context_cmd
 
     context_cmd.register(app)
