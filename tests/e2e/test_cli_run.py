@@ -121,7 +121,7 @@ def test_sandboxed_shell_sees_no_secrets_and_cannot_escape(world, seepient):
     commands = [
         "env",
         # Opaque to static analysis (policy lets -y approve it), so the sandbox itself must hide the keys.
-        "python3 -c \"import os; h = os.path.expanduser(chr(126)); "
+        'python3 -c "import os; h = os.path.expanduser(chr(126)); '
         "[print(open(os.path.join(h, '.' + d, f)).read()) for d, f in (('s' + 'sh', 'id_rsa'), ('a' + 'ws', 'credentials'))]\""
         " 2>&1; true",
         "python3 -c \"open('" + str(world.outside / "victim.txt") + "', 'w').write('pwned')\" 2>&1; true",
@@ -212,3 +212,31 @@ def test_audit_verify_catches_tampering(world, seepient):
     assert "2" in proc.stdout
     digest_before = hashlib.sha256(log.read_bytes()).hexdigest()
     assert os.path.exists(log) and digest_before
+
+
+def test_networked_command_goes_only_through_the_filtering_proxy(world, seepient):
+    script = world.script(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "shell",
+                        "arguments": {"command": "curl -sS -m 10 http://169.254.169.254/latest/meta-data/"},
+                    }
+                ]
+            },
+            {"text": "ok"},
+        ]
+    )
+    proc = seepient("run", "x", "-y", "--model", f"replay:{script}", "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    result = next(e for e in json_events(proc.stdout) if e["type"] == "tool_result")
+    assert "refused" in result["output"] and "169.254.169.254" in result["output"], result["output"]
+
+
+def test_a_repository_cannot_widen_the_network_allowlist(world, seepient):
+    (world.workspace / ".seepient").mkdir()
+    (world.workspace / ".seepient" / "settings.json").write_text('{"net": {"allowRanges": ["0.0.0.0/0"]}}')
+    proc = seepient("run", "x", "--model", "replay:whatever.yaml")
+    assert proc.returncode == 2
+    assert "network allowlists are honoured only" in proc.stderr

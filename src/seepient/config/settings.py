@@ -309,6 +309,13 @@ def load_settings(
     found: list[RuleSource] = []
     for kind, path in files:
         data = _read_json(path)
+        if kind == "project" and data.get("net"):
+            # A repository's own settings must not widen what Seepient may reach on the network (an
+            # allowRanges of 0.0.0.0/0 in a cloned repo would reopen every SSRF target).
+            raise SettingsError(
+                f"{path}: net: network allowlists are honoured only in the user settings, the managed "
+                "settings or a --config file; move this block there"
+            )
         checked = _validate(data, str(path))
         _refuse_managed_only_keys(data, str(path))
         merged = _merge(merged, data)

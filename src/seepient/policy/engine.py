@@ -381,6 +381,14 @@ class PolicyEngine:
 
     # -- fetches --------------------------------------------------------------------------------------
 
+    def refused_host(self, host: str) -> str | None:
+        """Why a Fetch deny rule refuses ``host``, or None: the egress proxy of sandboxed commands asks this
+        for every connection, so a command cannot reach a host the file and fetch tools may not."""
+        for rule in self.rules.deny:
+            if rule.tool == "Fetch" and (rule.bare or rule.matches_host(host, lenient=True)):
+                return f"a deny rule ({rule.source}: {rule.text}) covers {host}"
+        return None
+
     def _evaluate_fetch(self, action: PreparedActionDraft, fetch: FetchRequest) -> Verdict:
         families = ("Fetch",)
         hosts = url_hosts(fetch.url)

@@ -17,6 +17,7 @@ from seepient.context.manager import ConversationContext
 from seepient.execution.local import LocalExecutor
 from seepient.models.base import Model
 from seepient.models.router import ModelRouter
+from seepient.net import policy_from_settings
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import CompactionEvent, Message, RuntimeEvent, new_id
@@ -157,6 +158,11 @@ class Session:
             seepient_home=paths.home,
             max_output_bytes=settings.execution.max_output_bytes,
             environ=options.environ,
+            net_policy=policy_from_settings(settings.net),
+            # A command approved with the network capability reaches the network only through Seepient's
+            # proxy, which applies the same address policy and Fetch deny rules as web_fetch.
+            network_egress="filtered",
+            egress_domain_check=policy.refused_host,
         )
         audit = AuditLog(paths.audit_log, principal=options.principal)
         history: list[Message] = list(options.history)
