@@ -33,24 +33,29 @@ def test_bad_urls_are_blocked_with_the_reason(seepient: RunCli) -> None:
         assert words in json.loads(result.stdout)["reason"]
 
 
-def test_project_allowlist_opens_an_internal_range(seepient: RunCli, world: Sandboxed) -> None:
+def test_user_allowlist_opens_an_internal_range_and_a_project_one_is_refused(
+    seepient: RunCli, world: Sandboxed
+) -> None:
     assert seepient("net", "check", "http://10.1.2.3/").returncode == 1
-    (world.workspace / ".seepient").mkdir(exist_ok=True)
-    (world.workspace / ".seepient" / "settings.json").write_text(
-        json.dumps({"net": {"allowRanges": ["10.1.0.0/16"]}})
-    )
+    world.seepient_home.mkdir(exist_ok=True)
+    (world.seepient_home / "settings.json").write_text(json.dumps({"net": {"allowRanges": ["10.1.0.0/16"]}}))
     allowed = seepient("net", "check", "http://10.1.2.3/", "--json")
     assert allowed.returncode == 0 and json.loads(allowed.stdout)["allowed"] is True
     assert seepient("net", "check", "http://127.0.0.1/").returncode == 1
+    # A cloned repository must not be able to widen what Seepient may reach.
+    (world.workspace / ".seepient").mkdir(exist_ok=True)
+    (world.workspace / ".seepient" / "settings.json").write_text(
+        json.dumps({"net": {"allowRanges": ["0.0.0.0/0"]}})
+    )
+    refused = seepient("net", "check", "http://10.9.9.9/")
+    assert refused.returncode == 2 and "honoured only in the user settings" in refused.stderr
 
 
 def test_bad_usage_exits_2(seepient: RunCli, world: Sandboxed) -> None:
     assert seepient("net", "check").returncode == 2
     assert seepient("net", "check", "http://x/", "--bogus").returncode == 2
-    (world.workspace / ".seepient").mkdir(exist_ok=True)
-    (world.workspace / ".seepient" / "settings.json").write_text(
-        json.dumps({"net": {"allowRanges": ["nope"]}})
-    )
+    world.seepient_home.mkdir(exist_ok=True)
+    (world.seepient_home / "settings.json").write_text(json.dumps({"net": {"allowRanges": ["nope"]}}))
     bad = seepient("net", "check", "http://x/")
     assert bad.returncode == 2 and "allowRanges entry 'nope'" in bad.stderr
 
