@@ -117,7 +117,9 @@ def run(
     ] = False,
     mode: Annotated[
         str | None,
-        typer.Option(help="Consent mode: always-ask, ask-untrusted (default; alias on-request), auto (a classifier decides what would ask), autonomous-trusted (alias bypass)."),
+        typer.Option(
+            help="Consent mode: always-ask, ask-untrusted (default; alias on-request), auto (a classifier decides what would ask), autonomous-trusted (alias bypass)."
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4.1, ollama:llama3.1, replay:PATH.")
