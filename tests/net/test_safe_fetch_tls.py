@@ -4,6 +4,7 @@ and the Host header all keep the hostname. The certificate is made with the open
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import socket
 import ssl
@@ -17,7 +18,8 @@ from seepient.net import AddressPolicy, FetchError, SafeFetcher
 from tests.net.conftest import mapped_resolver
 
 pytestmark = pytest.mark.skipif(
-    shutil.which("openssl") is None, reason="the openssl command is not installed"
+    shutil.which("openssl") is None and os.environ.get("CI") != "true",
+    reason="the openssl command is not installed (.ci/run installs it, so CI runs this)",
 )
 
 
