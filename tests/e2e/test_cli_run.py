@@ -240,3 +240,10 @@ def test_a_repository_cannot_widen_the_network_allowlist(world, seepient):
     proc = seepient("run", "x", "--model", "replay:whatever.yaml")
     assert proc.returncode == 2
     assert "network allowlists are honoured only" in proc.stderr
+
+
+def test_sandbox_run_network_goes_through_the_filtering_proxy(world, seepient):
+    proc = seepient("sandbox", "run", "--network", "--", "curl", "-sS", "-m", "10", "http://169.254.169.254/")
+    assert "refused" in proc.stdout + proc.stderr and "link-local" in proc.stdout + proc.stderr
+    without = seepient("sandbox", "run", "--", "curl", "-sS", "-m", "5", "http://169.254.169.254/")
+    assert without.returncode != 0  # no network at all without --network

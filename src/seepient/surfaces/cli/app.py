@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import signal
 import sys
@@ -205,13 +206,20 @@ def demo(
 def sandbox_run(
     command: Annotated[list[str], typer.Argument(help="The command and its arguments, after --.")],
     network: Annotated[
-        bool, typer.Option("--network", help="Allow network access inside the sandbox.")
+        bool,
+        typer.Option(
+            "--network",
+            help="Give the command the network through Seepient's filtering proxy (no private, loopback or "
+            "metadata addresses), as the shell tool does.",
+        ),
     ] = False,
     workspace: Annotated[Path, typer.Option(help="The folder the command may write to.")] = Path("."),
 ) -> None:
     """Run COMMAND in the very sandbox the shell tool uses; its stdout, stderr and exit code pass through."""
-    from seepient.config import SeepientPaths
+    from seepient.config import SeepientPaths, SettingsError, load_settings
     from seepient.execution.local import run_sandboxed
+    from seepient.net import policy_from_settings
+    from seepient.net.egress_proxy import EgressProxy
     from seepient.protocol import SandboxUnavailable
 
     if not command:
@@ -220,22 +228,29 @@ def sandbox_run(
     if not ws.is_dir():
         raise _fail(f"workspace {ws} is not a directory")
     ws = ws.resolve()
+    paths = SeepientPaths.from_env()
     try:
-        outcome = asyncio.run(
-            run_sandboxed(
-                list(command),
-                workspace=ws,
-                cwd=ws,
-                network=network,
-                seepient_home=SeepientPaths.from_env().home,
-                stdio="inherit",
-            )
+        settings = load_settings(ws, paths=paths)
+    except SettingsError as exc:
+        raise _fail(str(exc)) from None
+
+    async def _run() -> object:
+        run = functools.partial(
+            run_sandboxed, list(command), workspace=ws, cwd=ws, seepient_home=paths.home, stdio="inherit"
         )
+        if not network:
+            return await run(network=False)
+        async with EgressProxy(policy=policy_from_settings(settings.net)) as proxy:
+            return await run(network=True, egress=proxy)
+
+    try:
+        outcome = asyncio.run(_run())
     except SandboxUnavailable as exc:
         raise _fail(str(exc), exit_codes.SANDBOX_UNAVAILABLE) from None
-    if outcome.timed_out:
+    if outcome.timed_out:  # type: ignore[attr-defined]
         raise _fail("the command timed out", 124)
-    raise typer.Exit(outcome.exit_code if outcome.exit_code is not None else exit_codes.FAILED)
+    code = outcome.exit_code  # type: ignore[attr-defined]
+    raise typer.Exit(code if code is not None else exit_codes.FAILED)
 
 
 @audit_app.command("verify")
