@@ -17,12 +17,14 @@ from seepient.protocol import (
     CompactionEvent,
     Completion,
     ErrorEvent,
+    ImagePart,
     Message,
     ModelRequest,
     TextChunk,
     TextDelta,
     ToolCall,
     ToolCallEvent,
+    ToolResult,
     ToolSpec,
     TurnCompleted,
     TurnStarted,
@@ -32,6 +34,12 @@ from seepient.protocol import (
 from seepient.runtime.events import EventStream
 from seepient.runtime.pipeline import ToolCallPipeline
 from seepient.tools.registry import ToolRegistry
+
+PLAN_MODE_NOTE = (
+    "Plan mode: this turn only plans. Only read-only tools are available; use them to look at what you need. "
+    "Change nothing. Answer with a concise, numbered plan of the changes you would make and how you would "
+    "check them; the user approves it before anything is changed."
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,11 @@ def _batches(calls: Sequence[ToolCall], registry: ToolRegistry) -> list[list[Too
         else:
             batches.append((safe, [call]))
     return [batch for _, batch in batches]
+
+
+def _is_read_only(registry: ToolRegistry, name: str) -> bool:
+    tool = registry.get(name)
+    return tool is not None and tool.read_only
 
 
 class AgentLoop:
@@ -80,10 +93,22 @@ class AgentLoop:
         self._max_steps = max_steps
         self._context = context
 
-    async def run_turn(self, prompt: str) -> TurnOutcome:
+    async def run_turn(
+        self,
+        prompt: str,
+        images: tuple[ImagePart, ...] = (),
+        *,
+        model: Model | None = None,
+        model_name: str | None = None,
+        plan: bool = False,
+    ) -> TurnOutcome:
+        """Run one turn. ``model``/``model_name`` answer this turn instead of the loop's own (a vision or plan
+        route); ``plan`` offers and runs only the registry's read-only tools and asks for a plan as the answer."""
+        read_only = plan
         turn_id = new_id("turn")
         self._events.emit(TurnStarted, turn_id=turn_id, prompt=prompt)
-        self._history.append(Message.user(prompt))
+        self._history.append(Message.user(prompt, images=images))
+        turn_model = (model or self._model, model_name or self._model_name)
         if self._context is not None:
             self._system = self._context.start_turn(prompt)
         usage = Usage()
@@ -92,14 +117,14 @@ class AgentLoop:
         try:
             while step < self._max_steps:
                 step += 1
-                completion = await self._stream_step(turn_id)
+                completion = await self._stream_step(turn_id, turn_model, read_only)
                 usage = usage + completion.usage
                 message = completion.message
                 self._history.append(message)
                 text = message.content
                 if not message.tool_calls:
                     return self._complete(turn_id, "final", text, step, usage)
-                await self._run_calls(message.tool_calls, turn_id)
+                await self._run_calls(message.tool_calls, turn_id, read_only)
             return self._complete(turn_id, "step_limit", text, step, usage)
         except asyncio.CancelledError:
             self._close_open_calls()
@@ -108,17 +133,25 @@ class AgentLoop:
             self._events.emit(ErrorEvent, turn_id=turn_id, code="model_error", message=str(exc))
             return self._complete(turn_id, "error", text, step, usage, error=str(exc))
 
-    async def _stream_step(self, turn_id: str) -> Completion:
-        tools = tuple(self._registry.specs())
+    def _offered(self, read_only: bool) -> tuple[ToolSpec, ...]:
+        specs = self._registry.specs()
+        if not read_only:
+            return tuple(specs)
+        return tuple(s for s in specs if _is_read_only(self._registry, s.name))
+
+    async def _stream_step(self, turn_id: str, turn_model: tuple[Model, str], read_only: bool) -> Completion:
+        model, model_name = turn_model
+        tools = self._offered(read_only)
         if self._context is not None:
             await self._fit_history(turn_id, tools)
+        system = f"{self._system}\n\n{PLAN_MODE_NOTE}" if read_only else self._system
         request = ModelRequest(
-            model=self._model_name,
-            messages=(Message.system(self._system), *self._history),
+            model=model_name,
+            messages=(Message.system(system), *self._history),
             tools=tools,
         )
         completion: Completion | None = None
-        async for event in self._model.stream(request):
+        async for event in model.stream(request):
             if isinstance(event, TextChunk):
                 self._events.emit(TextDelta, turn_id=turn_id, text=event.text)
             elif isinstance(event, Completion):
@@ -137,12 +170,26 @@ class AgentLoop:
             self._history[:] = result.messages
             self._events.emit(CompactionEvent, turn_id=turn_id, **result.event_fields())
 
-    async def _run_calls(self, calls: Sequence[ToolCall], turn_id: str) -> None:
+    async def _run_calls(self, calls: Sequence[ToolCall], turn_id: str, read_only: bool = False) -> None:
         for call in calls:
             self._events.emit(ToolCallEvent, turn_id=turn_id, call=call)
         for batch in _batches(calls, self._registry):
-            results = await asyncio.gather(*(self._pipeline.run(c, turn_id) for c in batch))
-            self._history.extend(r.message for r in results)
+            results = await asyncio.gather(*(self._run_call(c, turn_id, read_only) for c in batch))
+            self._history.extend(results)
+
+    async def _run_call(self, call: ToolCall, turn_id: str, read_only: bool) -> Message:
+        # A model may name a tool it was not offered; in plan mode such a call must not reach the pipeline,
+        # where an approval could still let a write through before the plan is approved.
+        if read_only and not _is_read_only(self._registry, call.name):
+            text = (
+                f"Plan mode: {call.name!r} is not available until the plan is approved; only read-only tools "
+                "run now. Finish with the plan as your answer."
+            )
+            self._events.emit(
+                ToolResult, turn_id=turn_id, call_id=call.id, tool=call.name, status="denied", output=text
+            )
+            return Message.tool_result(call, text, is_error=True)
+        return (await self._pipeline.run(call, turn_id)).message
 
     def _close_open_calls(self) -> None:
         """After an interrupt, answer every tool call that has no result yet, so the history stays valid

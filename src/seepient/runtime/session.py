@@ -16,14 +16,14 @@ from seepient.config.settings import normalise_mode
 from seepient.context.manager import ConversationContext
 from seepient.execution.local import LocalExecutor
 from seepient.models.base import Model
-from seepient.models.router import ModelRouter
+from seepient.models.router import ModelRouter, Purpose
 from seepient.net import policy_from_settings
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
-from seepient.protocol import CompactionEvent, Message, RuntimeEvent, new_id
+from seepient.protocol import CompactionEvent, ImagePart, Message, RuntimeEvent, ToolCall, new_id
 from seepient.runtime.events import EventListener, EventStream
 from seepient.runtime.loop import AgentLoop, TurnOutcome
-from seepient.runtime.pipeline import PipelineDeps, ToolCallPipeline
+from seepient.runtime.pipeline import CallResult, PipelineDeps, ToolCallPipeline
 from seepient.tools.base import Tool
 from seepient.tools.builtin.skill import SkillTool
 from seepient.tools.registry import ToolRegistry, builtin_registry
@@ -273,10 +273,38 @@ class Session:
     def events_since(self, seq: int) -> list[RuntimeEvent]:
         return self._events.since(seq)
 
-    async def run(self, prompt: str) -> TurnOutcome:
-        """Run one turn. Turns never overlap: a second call waits for the first."""
+    def model_for(self, purpose: Purpose) -> Model:
+        """The model for ``purpose`` at the standard tier: its route from the settings, with ``--model`` as its
+        primary when given; the session's own model when it has no router."""
+        if self._router is None:
+            return self._model
+        return self._router.route(purpose, "standard")
+
+    async def run(
+        self, prompt: str, images: tuple[ImagePart, ...] = (), *, plan: bool = False
+    ) -> TurnOutcome:
+        """Run one turn. Turns never overlap: a second call waits for the first.
+
+        With ``images`` the turn is answered by the ``vision`` route. With ``plan`` it is a planning turn (on
+        the ``plan`` route unless it carries images): only read-only tools are offered and run, and the final
+        text is the plan; the surface approves it and continues with an ordinary turn in the same history."""
+        # Images decide the route even in plan mode: a plan model that cannot see them would answer blind.
+        purpose: Purpose | None = "vision" if images else ("plan" if plan else None)
         async with self._lock:
-            return await self._loop.run_turn(prompt)
+            if purpose is None:
+                return await self._loop.run_turn(prompt)
+            model = self.model_for(purpose)
+            return await self._loop.run_turn(
+                prompt, images, model=model, model_name=_model_id(model.name), plan=plan
+            )
+
+    async def perform(self, call: ToolCall) -> CallResult:
+        """Run one action Seepient itself prepared for the user (``seepient commit``'s ``git commit``), not
+        the model's, through the same pipeline: policy, approval, execution and audit."""
+        if self._deps is None:
+            raise SettingsError("this session cannot run actions outside a turn")
+        async with self._lock:
+            return await ToolCallPipeline(self._deps).run(call, new_id("turn"))
 
     async def aclose(self) -> None:
         await self._model.aclose()

@@ -7,6 +7,7 @@ import functools
 import json
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -81,15 +82,77 @@ def _read_prompt(prompt: str | None) -> str:
     return text
 
 
-def _drive_turn(session: object, prompt: str) -> object:
-    """Run one turn; the first Ctrl-C cancels it, which ends the turn cleanly after the current action."""
+_IMAGE_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+_MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""Anthropic's per-image limit, the smallest of the providers Seepient speaks; larger images are refused
+here rather than by whichever route happens to answer."""
+
+_PLAN_APPROVED = "The plan is approved. Carry it out now."
+
+
+def _image_type(head: bytes) -> str | None:
+    for signature, media_type in _IMAGE_SIGNATURES:
+        if head.startswith(signature):
+            return media_type
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _read_images(paths: list[Path]) -> tuple[object, ...]:
+    """Each ``--image`` file as a base64 image part; its type comes from its bytes, not its name."""
+    import base64
+
+    from seepient.protocol import ImagePart
+
+    parts = []
+    for path in paths:
+        try:
+            data = path.expanduser().read_bytes()
+        except OSError as exc:
+            raise _fail(f"--image {path}: cannot read it ({exc.strerror or exc})") from None
+        if len(data) > _MAX_IMAGE_BYTES:
+            raise _fail(
+                f"--image {path}: {len(data)} bytes is over the {_MAX_IMAGE_BYTES // (1024 * 1024)} MB limit; "
+                "scale it down or crop it"
+            )
+        media_type = _image_type(data[:12])
+        if media_type is None:
+            raise _fail(f"--image {path}: not a PNG, JPEG, GIF or WebP image (judged by its first bytes)")
+        parts.append(ImagePart(media_type=media_type, data=base64.b64encode(data).decode("ascii")))
+    return tuple(parts)
+
+
+def _drive_turn(
+    session: object,
+    prompt: str,
+    images: tuple[object, ...] = (),
+    approve_plan: Callable[[str], bool] | None = None,
+) -> object:
+    """Run one turn; the first Ctrl-C cancels it, which ends the turn cleanly after the current action.
+
+    With ``approve_plan`` the turn is a planning turn; when it ends with a plan and ``approve_plan`` accepts
+    it, a second turn carries the plan out in the same history."""
     from seepient.runtime import Session
 
     assert isinstance(session, Session)
 
+    async def _turns() -> object:
+        if approve_plan is None:
+            return await session.run(prompt, images)  # type: ignore[arg-type]
+        planned = await session.run(prompt, images, plan=True)  # type: ignore[arg-type]
+        if planned.reason != "final" or not await asyncio.to_thread(approve_plan, planned.text):
+            return planned
+        return await session.run(_PLAN_APPROVED)
+
     async def _main() -> object:
         loop = asyncio.get_running_loop()
-        turn = asyncio.ensure_future(session.run(prompt))
+        turn = asyncio.ensure_future(_turns())
         loop.add_signal_handler(signal.SIGINT, turn.cancel)
         try:
             return await turn
@@ -98,6 +161,23 @@ def _drive_turn(session: object, prompt: str) -> object:
             await session.aclose()
 
     return asyncio.run(_main())
+
+
+def _plan_approver(*, yes: bool, interactive: bool) -> Callable[[str], bool]:
+    def approve(plan: str) -> bool:
+        if yes:
+            return True
+        if not interactive:
+            typer.echo(
+                "seepient: plan only; nothing was changed. Run again with -y to carry it out.", err=True
+            )
+            return False
+        approved = typer.confirm("\nCarry out this plan?", default=False, err=True)
+        if not approved:
+            typer.echo("seepient: plan not approved; nothing was changed.", err=True)
+        return approved
+
+    return approve
 
 
 def _turn_exit_code(reason: str) -> int:
@@ -144,6 +224,19 @@ def run(
         list[str] | None,
         typer.Option("--skill", help="Give the model this skill's full instructions (repeatable)."),
     ] = None,
+    image: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--image", help="Attach a PNG, JPEG, GIF or WebP image (repeatable); the vision route answers."
+        ),
+    ] = None,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Plan first with read-only tools on the plan route; carry the plan out only once approved (-y approves).",
+        ),
+    ] = False,
 ) -> None:
     """Run one turn of the agent on PROMPT. With no terminal on stdin and no -y, anything that needs approval is refused."""
     from seepient.approval.terminal import TerminalApprover
@@ -155,6 +248,7 @@ def run(
     if sandbox not in ("auto", "off"):
         raise _fail("--sandbox must be auto or off")
     text = _read_prompt(prompt)
+    images = _read_images(image or [])
     interactive = sys.stdin.isatty() and prompt not in (None, "-")
     approver = TerminalApprover(out=sys.stderr) if interactive and not yes else None
     sandbox_choice: Literal["auto", "off"] = "off" if sandbox == "off" else "auto"
@@ -183,7 +277,8 @@ def run(
             "seepient: warning: --sandbox off: shell commands run unsandboxed on this machine", err=True
         )
     session.subscribe(JsonRenderer() if json_output else HumanRenderer())
-    outcome = _drive_turn(session, text)
+    approve_plan = _plan_approver(yes=yes, interactive=interactive) if plan else None
+    outcome = _drive_turn(session, text, images, approve_plan)
     raise typer.Exit(_turn_exit_code(outcome.reason))  # type: ignore[attr-defined]
 
 
@@ -296,6 +391,9 @@ def _register_commands() -> None:
     from seepient.surfaces.cli import certs_cmd
 
     certs_cmd.register(app)
+    from seepient.surfaces.cli import commit_cmd
+
+    commit_cmd.register(app)
 
 
 def run_app() -> None:
