@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic_core import from_json
 
 from seepient.models.base import ModelError
+from seepient.protocol import Message
 
 if TYPE_CHECKING:
     import httpx2
@@ -355,3 +356,28 @@ def count(value: object) -> int:
 
 def image_data_url(media_type: str, data: str) -> str:
     return f"data:{media_type};base64,{data}"
+
+
+def leading_system(messages: tuple[Message, ...]) -> tuple[str, tuple[Message, ...]]:
+    """The leading system messages joined into one text (the wire formats that take the system prompt as a
+    separate field), and the conversation after them."""
+    lead = 0
+    while lead < len(messages) and messages[lead].role == "system":
+        lead += 1
+    return "\n\n".join(m.content for m in messages[:lead] if m.content), messages[lead:]
+
+
+def openai_error_details(payload: Any) -> tuple[str, str]:
+    """The human message and the machine type/code of an OpenAI-style error body:
+    ``{"error": {"message", "type", "code"}}`` (OpenAI), ``{"error": "..."}`` (Ollama),
+    ``{"message", "type"}`` (vLLM)."""
+    if not isinstance(payload, dict):
+        return "", ""
+    error = payload.get("error", payload)
+    if isinstance(error, str):
+        return error, ""
+    if not isinstance(error, dict):
+        return "", ""
+    message = error.get("message")
+    kind = " ".join(str(error.get(key)) for key in ("type", "code") if error.get(key) is not None)
+    return (message if isinstance(message, str) else ""), kind.lower()

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from seepient.models._http import StreamingHTTPModel, count, decode_arguments, is_transient
+from seepient.models._http import (
+    StreamingHTTPModel,
+    count,
+    decode_arguments,
+    is_transient,
+    leading_system,
+)
 from seepient.models.base import ModelError
 from seepient.protocol import (
     Completion,
@@ -79,7 +85,7 @@ class AnthropicModel(StreamingHTTPModel):
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
-        system, rest = _leading_system(request.messages)
+        system, rest = leading_system(request.messages)
         max_tokens = request.max_output_tokens or self.default_max_tokens
         body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens}
         if system:
@@ -356,13 +362,6 @@ def _partial_object(raw: str) -> tuple[dict[str, Any], bool]:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else -1
-
-
-def _leading_system(messages: tuple[Message, ...]) -> tuple[str, tuple[Message, ...]]:
-    lead = 0
-    while lead < len(messages) and messages[lead].role == "system":
-        lead += 1
-    return "\n\n".join(m.content for m in messages[:lead] if m.content), messages[lead:]
 
 
 def _wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:

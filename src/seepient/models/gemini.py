@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from seepient.models._http import StreamingHTTPModel, count, is_transient, protobuf_duration_seconds
+from seepient.models._http import (
+    StreamingHTTPModel,
+    count,
+    is_transient,
+    leading_system,
+    protobuf_duration_seconds,
+)
 from seepient.models.base import ModelError
 from seepient.protocol import (
     Completion,
@@ -67,7 +73,7 @@ class GeminiModel(StreamingHTTPModel):
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
-        system, rest = _leading_system(request.messages)
+        system, rest = leading_system(request.messages)
         body: dict[str, Any] = {}
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
@@ -266,13 +272,6 @@ def _usage(raw: dict[str, Any]) -> Usage:
         output_tokens=count(raw.get("candidatesTokenCount")) + count(raw.get("thoughtsTokenCount")),
         cached_input_tokens=count(raw.get("cachedContentTokenCount")),
     )
-
-
-def _leading_system(messages: tuple[Message, ...]) -> tuple[str, tuple[Message, ...]]:
-    lead = 0
-    while lead < len(messages) and messages[lead].role == "system":
-        lead += 1
-    return "\n\n".join(m.content for m in messages[:lead] if m.content), messages[lead:]
 
 
 def _wire_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:

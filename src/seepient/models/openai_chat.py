@@ -17,6 +17,7 @@ from seepient.models._http import (
     image_data_url,
     is_loopback_url,
     json_or_none,
+    openai_error_details,
 )
 from seepient.models.base import ModelError
 from seepient.protocol import (
@@ -111,7 +112,7 @@ class OpenAIChatModel(StreamingHTTPModel):
         yield assembly.completion(fallback_model=self.model)
 
     def _error_details(self, payload: Any) -> tuple[str, str, float | None]:
-        message, kind = _error_details(payload)
+        message, kind = openai_error_details(payload)
         return message, kind, None
 
 
@@ -271,19 +272,3 @@ def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
         "type": "function",
         "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
     }
-
-
-def _error_details(payload: Any) -> tuple[str, str]:
-    """The human message and the machine type/code of a provider error, from the shapes servers use:
-    ``{"error": {"message", "type", "code"}}`` (OpenAI), ``{"error": "..."}`` (Ollama),
-    ``{"message", "type"}`` (vLLM)."""
-    if not isinstance(payload, dict):
-        return "", ""
-    error = payload.get("error", payload)
-    if isinstance(error, str):
-        return error, ""
-    if not isinstance(error, dict):
-        return "", ""
-    message = error.get("message")
-    kind = " ".join(str(error.get(key)) for key in ("type", "code") if error.get(key) is not None)
-    return (message if isinstance(message, str) else ""), kind.lower()

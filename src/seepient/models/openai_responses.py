@@ -16,6 +16,8 @@ from seepient.models._http import (
     decode_arguments,
     image_data_url,
     is_transient,
+    leading_system,
+    openai_error_details,
 )
 from seepient.models.base import ModelError
 from seepient.protocol import (
@@ -74,7 +76,7 @@ class OpenAIResponsesModel(StreamingHTTPModel):
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
-        instructions, rest = _leading_system(request.messages)
+        instructions, rest = leading_system(request.messages)
         body: dict[str, Any] = {"model": self.model}
         if instructions:
             body["instructions"] = instructions
@@ -120,16 +122,8 @@ class OpenAIResponsesModel(StreamingHTTPModel):
         yield assembly.completion(fallback_model=self.model)
 
     def _error_details(self, payload: Any) -> tuple[str, str, float | None]:
-        if not isinstance(payload, dict):
-            return "", "", None
-        error = payload.get("error", payload)
-        if isinstance(error, str):
-            return error, "", None
-        if not isinstance(error, dict):
-            return "", "", None
-        message = error.get("message")
-        kind = " ".join(str(error.get(key)) for key in ("type", "code") if error.get(key) is not None)
-        return (message if isinstance(message, str) else ""), kind.lower(), None
+        message, kind = openai_error_details(payload)
+        return message, kind, None
 
     def _stream_error(self, payload: Any) -> ModelError:
         message, kind, _ = self._error_details(payload)
@@ -296,13 +290,6 @@ def _usage(raw: dict[str, Any]) -> Usage:
         output_tokens=count(raw.get("output_tokens")),
         cached_input_tokens=count(cached),
     )
-
-
-def _leading_system(messages: tuple[Message, ...]) -> tuple[str, tuple[Message, ...]]:
-    lead = 0
-    while lead < len(messages) and messages[lead].role == "system":
-        lead += 1
-    return "\n\n".join(m.content for m in messages[:lead] if m.content), messages[lead:]
 
 
 def _wire_input(messages: tuple[Message, ...], model: str) -> list[dict[str, Any]]:
