@@ -86,12 +86,13 @@ class Session:
         loop: AgentLoop,
         audit: AuditLog,
         sandbox: str,
-        context: ConversationContext | None = None,
-        history: list[Message] | None = None,
-        policy: PolicyEngine | None = None,
-        deps: PipelineDeps | None = None,
-        router: ModelRouter | None = None,
-        owns_router: bool = False,
+        context: ConversationContext,
+        history: list[Message],
+        policy: PolicyEngine,
+        pipeline: ToolCallPipeline,
+        deps: PipelineDeps,
+        router: ModelRouter,
+        owns_router: bool,
     ) -> None:
         self.id = session_id
         self.workspace = workspace
@@ -106,8 +107,9 @@ class Session:
         self._events = events
         self._loop = loop
         self._lock = asyncio.Lock()
-        self._history = history if history is not None else []
+        self._history = history
         self._policy = policy
+        self._pipeline = pipeline
         self._deps = deps
         self._router = router
         self._owns_router = owns_router
@@ -200,6 +202,7 @@ class Session:
             guard=policy.guard,
             environ=options.environ,
         )
+        pipeline = ToolCallPipeline(deps)
         skill_tool = registry.get(SkillTool.name)
         if isinstance(skill_tool, SkillTool):
             skill_tool.bind(context.skills)
@@ -207,7 +210,7 @@ class Session:
             model=model,
             model_name=_model_id(spec),
             registry=registry,
-            pipeline=ToolCallPipeline(deps),
+            pipeline=pipeline,
             events=events,
             history=history,
             system_prompt=context.system_prompt(),
@@ -229,6 +232,7 @@ class Session:
             context=context,
             history=history,
             policy=policy,
+            pipeline=pipeline,
             deps=deps,
             router=router,
             owns_router=options.router is None,
@@ -239,14 +243,12 @@ class Session:
 
         Raises ``SettingsError`` for an unknown mode or one the managed settings switch off."""
         policy, deps = self._policy, self._deps
-        if policy is None or deps is None:
-            raise SettingsError("this session cannot change its consent mode")
         canonical = normalise_mode(mode)
         if canonical in policy.rules.disabled_modes:
             raise SettingsError(f"the managed settings switch the {canonical} mode off")
         policy.mode = canonical
         if canonical == "auto" and deps.classifier is None:
-            helper = (self._router.efficient() if self._router else None) or self._model
+            helper = self._router.efficient() or self._model
             deps.classifier = AutoModeClassifier(helper, model_name=_model_id(helper.name))
         elif canonical != "auto":
             deps.classifier = None
@@ -255,8 +257,6 @@ class Session:
 
     async def compact(self) -> bool:
         """Compact the history now (``/compact``); False when there was nothing to shorten."""
-        if self.context is None:
-            return False
         async with self._lock:
             result = await self.context.fit(
                 self.context.system_prompt(), self._history, tuple(self.registry.specs()), force=True
@@ -275,9 +275,7 @@ class Session:
 
     def model_for(self, purpose: Purpose) -> Model:
         """The model for ``purpose`` at the standard tier: its route from the settings, with ``--model`` as its
-        primary when given; the session's own model when it has no router."""
-        if self._router is None:
-            return self._model
+        primary when given."""
         return self._router.route(purpose, "standard")
 
     async def run(
@@ -301,13 +299,11 @@ class Session:
     async def perform(self, call: ToolCall) -> CallResult:
         """Run one action Seepient itself prepared for the user (``seepient commit``'s ``git commit``), not
         the model's, through the same pipeline: policy, approval, execution and audit."""
-        if self._deps is None:
-            raise SettingsError("this session cannot run actions outside a turn")
         async with self._lock:
-            return await ToolCallPipeline(self._deps).run(call, new_id("turn"))
+            return await self._pipeline.run(call, new_id("turn"))
 
     async def aclose(self) -> None:
         await self._model.aclose()
-        if self._router is not None and self._owns_router:
+        if self._owns_router:
             await self._router.aclose()
         self.audit.close()
