@@ -125,7 +125,7 @@ class ToolCallPipeline:
             draft = await tool.prepare(args, ctx)
         except PathDenied as exc:
             verdict = Verdict.deny(exc.rule, exc.reason)
-            self._record(None, verdict, None, "denied", detail=str(exc), call=call)
+            self._record_refused_call(call, verdict, str(exc))
             return self._finish(call, turn_id, "denied", f"Denied: {exc.path}: {exc.reason}")
         except ToolInputError as exc:
             return self._finish(call, turn_id, "error", str(exc))
@@ -223,40 +223,39 @@ class ToolCallPipeline:
         self._record(draft, verdict, approval, "error" if output.is_error else "ok", output=output)
         return output
 
+    def _record_refused_call(self, call: ToolCall, verdict: Verdict, detail: str) -> None:
+        """Refused before a draft existed (the path guard stopped preparation): there is no action to bind,
+        so the record keeps the call itself, under its own type."""
+        d = self._d
+        d.audit.append(
+            {
+                "type": "call_refused",
+                "timestamp": datetime.now(UTC).isoformat(),
+                "surface": d.surface,
+                "session_id": d.session_id,
+                "model": d.model_name,
+                "call": {
+                    "id": call.id,
+                    "tool": call.name,
+                    "arguments": json.loads(json.dumps(call.arguments, default=str)),
+                },
+                "verdict": verdict.model_dump(mode="json"),
+                "outcome": {"status": "denied", "detail": detail[:500]},
+            }
+        )
+
     def _record(
         self,
-        draft: PreparedActionDraft | None,
+        draft: PreparedActionDraft,
         verdict: Verdict,
         approval: ApprovalResponse | None,
         status: OutcomeStatus,
         *,
         detail: str = "",
         output: ToolOutput | None = None,
-        call: ToolCall | None = None,
     ) -> None:
         """Append the action's one audit record (fsynced) before its outcome is reported anywhere."""
         d = self._d
-        if draft is None:
-            # Refused before a draft existed (the path guard stopped preparation): there is no action to
-            # bind, so the record keeps the call itself, under its own type.
-            assert call is not None
-            d.audit.append(
-                {
-                    "type": "call_refused",
-                    "timestamp": datetime.now(UTC).isoformat(),
-                    "surface": d.surface,
-                    "session_id": d.session_id,
-                    "model": d.model_name,
-                    "call": {
-                        "id": call.id,
-                        "tool": call.name,
-                        "arguments": json.loads(json.dumps(call.arguments, default=str)),
-                    },
-                    "verdict": verdict.model_dump(mode="json"),
-                    "outcome": {"status": status, "detail": detail[:500]},
-                }
-            )
-            return
         if output is not None:
             outcome = AuditOutcome.with_output(
                 status,
