@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -67,6 +68,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--tokens", type=int, default=500)
+    parser.add_argument("--profile", type=Path, help="run the server under cProfile and write its stats here")
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="seepient-bench-"))
@@ -97,9 +99,17 @@ async def main() -> None:
     )
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
+    launcher = [str(BIN / "seepient")]
+    if args.profile is not None:
+        launcher = [
+            sys.executable,
+            "-c",
+            "import cProfile, sys; from seepient.surfaces.cli.entry import main; "
+            f"sys.argv = ['seepient', *sys.argv[1:]]; cProfile.run('main()', {str(args.profile)!r})",
+        ]
     server = subprocess.Popen(
         [
-            str(BIN / "seepient"),
+            *launcher,
             "serve",
             "--port",
             str(port),
@@ -141,8 +151,9 @@ async def main() -> None:
         results = await asyncio.gather(*(_turn(url, token, sid, latencies) for sid in ids))
         elapsed = time.perf_counter() - started
     finally:
-        server.terminate()
-        server.wait(30)
+        # SIGINT lets uvicorn shut down cleanly, so a profiled server writes its stats.
+        server.send_signal(signal.SIGINT)
+        server.wait(60)
 
     expected_per_turn = args.tokens + 2  # turn_started, the deltas, turn_completed
     received = sum(n for n, _ in results)

@@ -35,7 +35,8 @@ def test_each_line_is_seq_prev_record_hash_in_that_order(log_path, record_factor
     keys = list(json.loads(log_path.read_bytes()))
     assert keys[:3] == ["seq", "prev", "type"]
     assert keys[-1] == "hash"
-    assert set(keys) == {"seq", "prev", "hash", *AuditRecord.model_fields}
+    # parent_session_id is stored only for a sub-agent's actions, so a top-level record reads as before.
+    assert set(keys) == {"seq", "prev", "hash", *AuditRecord.model_fields} - {"parent_session_id"}
 
 
 def test_approval_for_another_digest_is_refused(record_factory):
@@ -121,3 +122,21 @@ def test_other_record_types_are_stored_but_cannot_forge_chain_fields(log_path):
         log.append(["not", "a", "mapping"])  # type: ignore[arg-type]
     report = verify_log(log_path)
     assert report.ok and report.records == 1
+
+
+def test_a_sub_agent_record_names_its_parent_and_old_records_still_verify(log_path, record_factory):
+    log = AuditLog(log_path)
+    log.append(record_factory(1))  # a record as every earlier version wrote it
+    child = record_factory(2).model_copy(update={"parent_session_id": "ses_parent"})
+    log.append(child)
+    log.close()
+    first, second = (json.loads(line) for line in log_path.read_bytes().splitlines())
+    assert "parent_session_id" not in first
+    assert second["parent_session_id"] == "ses_parent"
+    assert AuditRecord.from_entry(second) == child
+    assert AuditRecord.from_entry(first).parent_session_id is None
+    assert verify_log(log_path).ok
+    # The field is covered by the chain like any other: editing it is detected.
+    text = log_path.read_text().replace("ses_parent", "ses_forged")
+    log_path.write_text(text)
+    assert not verify_log(log_path).ok

@@ -1,16 +1,28 @@
 """Every purpose is used: a turn with images goes to the vision route with the image in the request; a plan
 turn goes to the plan route, offers and runs only read-only tools, and the session continues after approval
-with write tools on the text route."""
+with write tools on the text route; a tool that declares the media purpose is handed the media route's model."""
 
 from __future__ import annotations
 
 import base64
 import json
 from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel
 
 from seepient.config import SeepientPaths
-from seepient.protocol import ImagePart, ToolResult
+from seepient.protocol import (
+    ImagePart,
+    Message,
+    ModelRequest,
+    PreparedActionDraft,
+    ReadAction,
+    TextChunk,
+    ToolResult,
+)
 from seepient.runtime import Session, SessionOptions
+from seepient.tools.base import Tool, ToolContext, ToolOutput
 from tests.models.sse_server import Reply, SSEReplayServer
 
 _PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 24).decode()
@@ -26,6 +38,7 @@ def _open(tmp_path: Path, server: SSEReplayServer, **options: object) -> Session
                 "text.standard": {"model": "local:writer"},
                 "vision.standard": {"model": "local:eyes"},
                 "plan.standard": {"model": "local:planner"},
+                "media.standard": {"model": "local:painter", "fallbackModels": ["local:sketcher"]},
             },
             "retry": {"maxAttempts": 1},
         }
@@ -78,7 +91,7 @@ async def test_plan_turn_offers_and_runs_only_read_only_tools_then_continues_wit
         try:
             plan = await session.run("make x two", plan=True)
             assert target.read_text() == "x = 1\n"
-            done = await session.run("The plan is approved. Carry it out.")
+            done = await session.carry_out_plan()
         finally:
             await session.aclose()
         bodies = [r.json() for r in server.requests]
@@ -98,3 +111,62 @@ async def test_plan_turn_offers_and_runs_only_read_only_tools_then_continues_wit
     assert "plan is approved" in refusal.output
     # The continuation shares the planning turn's history.
     assert any(m.get("content") == "Plan: set x to 2 in a.py." for m in bodies[3]["messages"])
+
+
+class _PaintArgs(BaseModel):
+    prompt: str
+
+
+class PaintTool(Tool[_PaintArgs]):
+    """An image-generation tool in the shape an SDK user would write: it asks the model of the media route."""
+
+    name: ClassVar[str] = "paint"
+    description: ClassVar[str] = "describe a picture for the prompt"
+    input_model: ClassVar[type[BaseModel]] = _PaintArgs
+    read_only: ClassVar[bool] = True
+    model_purpose = "media"
+
+    async def prepare(self, args: _PaintArgs, ctx: ToolContext) -> PreparedActionDraft:
+        return PreparedActionDraft(
+            session_id=ctx.session_id,
+            call_id=ctx.call_id,
+            tool=self.name,
+            kind="read",
+            payload=ReadAction(operation="glob", paths=(str(ctx.workspace),), params={"prompt": args.prompt}),
+            read_only=True,
+            summary=f"paint {args.prompt}",
+        )
+
+    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        assert ctx.model is not None, "a tool that declares a purpose gets that route's model"
+        request = ModelRequest(
+            model=ctx.model.name.split(":", 1)[1],
+            messages=(Message.user(action.payload.params["prompt"]),),  # type: ignore[union-attr]
+        )
+        chunks = [e.text async for e in ctx.model.stream(request) if isinstance(e, TextChunk)]
+        return ToolOutput(text="".join(chunks))
+
+
+async def test_a_tool_that_declares_the_media_purpose_is_handed_the_media_routes_model(tmp_path):
+    with SSEReplayServer() as server:
+        server.queue(
+            Reply.synthesized(tool_calls=[{"name": "paint", "arguments": {"prompt": "a red fox"}}]),
+            Reply.error(503, "painter overloaded"),
+            Reply.synthesized("<svg>fox</svg>"),
+            Reply.synthesized("Here is your fox."),
+        )
+        paint = PaintTool()
+        session = _open(tmp_path, server, extra_tools=[paint], auto_approve=True)
+        try:
+            outcome = await session.run("draw a fox")
+        finally:
+            await session.aclose()
+        bodies = [r.json() for r in server.requests]
+    assert outcome.text == "Here is your fox."
+    # The turn asks the text route; the tool asks the media route, whose fallback answers after a 503.
+    assert [b["model"] for b in bodies] == ["writer", "painter", "sketcher", "writer"]
+    tool_message = [m for m in bodies[3]["messages"] if m["role"] == "tool"][-1]
+    assert tool_message["content"] == "<svg>fox</svg>"
+    assert "paint" in {t["function"]["name"] for t in bodies[0]["tools"]}
+    # The media request is the tool's own: no tools, none of the turn's history.
+    assert bodies[1]["messages"] == [{"role": "user", "content": "a red fox"}] and "tools" not in bodies[1]

@@ -127,7 +127,7 @@ async def test_sqlite_runs_in_wal_mode_and_reopens_migrated(tmp_path: Path) -> N
         await second.aclose()
     with sqlite3.connect(tmp_path / "db.sqlite") as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001"
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0002"
 
 
 def test_database_urls(tmp_path: Path) -> None:

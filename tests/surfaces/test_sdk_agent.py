@@ -156,3 +156,16 @@ async def test_chat_inside_an_event_loop_says_what_to_use(tmp_path: Path, worksp
 def test_a_bad_approver_is_refused_at_once(workspace: Path) -> None:
     with pytest.raises(TypeError, match="approver"):
         seepient.Agent(workspace, "replay:x", approver="yes")  # type: ignore[arg-type]
+
+
+def test_images_passed_to_chat_ride_in_the_user_message(tmp_path: Path, workspace: Path) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+    with seepient.Agent(
+        workspace=workspace, model=_script(tmp_path, [{"text": "a square"}]), home=tmp_path / "h"
+    ) as agent:
+        with pytest.raises(ValueError, match=r"images\[1\]: not a PNG"):
+            agent.chat("look", images=[png, b"GIF??"])
+        reply = agent.chat("look", images=[png])
+        user = next(m for m in agent.session.history if m.role == "user")
+    assert reply.text == "a square"
+    assert [i.decoded() for i in user.images] == [png]

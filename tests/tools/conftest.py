@@ -50,6 +50,14 @@ class RecordingExecutor:
         self.calls.append(("commit_file", (change.path,)))
         return await self.inner.commit_file(change)
 
+    async def run_worktree(self, command: Any) -> ShellOutcome:
+        self.calls.append(("run_worktree", tuple(command.argv)))
+        return await self.inner.run_worktree(command)
+
+    async def commit_files(self, changes: tuple[FileChange, ...]) -> CommitOutcome:
+        self.calls.append(("commit_files", tuple(change.path for change in changes)))
+        return await self.inner.commit_files(changes)
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

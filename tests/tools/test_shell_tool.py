@@ -59,9 +59,14 @@ async def test_the_session_default_timeout_is_capped_at_ten_minutes(prepare: Any
     assert draft.payload.timeout_ms == 600_000
 
 
-async def test_background_runs_are_refused_clearly(prepare: Any) -> None:
-    with pytest.raises(ToolInputError, match="not supported yet"):
-        await prepare(TOOL, command="npm run dev", run_in_background=True)
+async def test_a_background_run_is_a_distinct_shell_action_without_a_default_deadline(prepare: Any) -> None:
+    background = await prepare(TOOL, command="npm run dev", run_in_background=True)
+    foreground = await prepare(TOOL, command="npm run dev")
+    assert background.payload.background and background.payload.timeout_ms == 0
+    assert background.summary.startswith("Start in the background: npm run dev")
+    # Approving the foreground command must not approve starting it in the background.
+    assert background.digest != foreground.digest
+    assert "background" not in foreground.payload.model_dump()
 
 
 async def test_a_long_multi_line_command_gets_a_one_line_summary(prepare: Any) -> None:

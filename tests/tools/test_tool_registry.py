@@ -19,7 +19,30 @@ from seepient.tools.builtin import (
 )
 from seepient.tools.registry import ToolRegistry, builtin_registry
 
-BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "glob", "grep", "shell", "skill", "web_fetch"]
+BUILTIN_NAMES = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "grep",
+    "shell",
+    "todo_write",
+    "apply_patch",
+    "notebook_read",
+    "notebook_edit",
+    "skill",
+    "web_fetch",
+    "web_search",
+    "memory",
+    "knowledge_search",
+    "shell_output",
+    "shell_kill",
+    "lsp",
+    "worktree_create",
+    "worktree_list",
+    "worktree_remove",
+    "agent",
+]
 
 
 class _NoArgs(BaseModel):
@@ -46,7 +69,6 @@ def test_builtin_registry_offers_the_design_tools_in_order() -> None:
     assert registry.names() == BUILTIN_NAMES
     assert [spec.name for spec in registry.specs()] == BUILTIN_NAMES
     assert all(registry.get(name) is not None for name in BUILTIN_NAMES)
-    assert registry.get("apply_patch") is None
     assert "shell" in registry and "nope" not in registry and len(registry) == len(BUILTIN_NAMES)
 
 
@@ -62,8 +84,25 @@ def test_read_only_tools_are_marked_concurrency_safe_and_the_others_are_not() ->
         "glob": (True, True),
         "grep": (True, True),
         "shell": (False, False),
+        # Changes nothing on the host (offered in plan mode), but two lists in one step must apply in order.
+        "todo_write": (True, False),
+        "apply_patch": (False, False),
+        "notebook_read": (True, True),
+        "notebook_edit": (False, False),
         "skill": (True, True),
         "web_fetch": (True, True),
+        "web_search": (True, True),
+        # Writes the agent's memory folder: never alongside another call.
+        "memory": (False, False),
+        "knowledge_search": (True, True),
+        "shell_output": (True, True),
+        "shell_kill": (False, False),
+        "lsp": (True, True),
+        "worktree_create": (False, False),
+        "worktree_list": (True, True),
+        "worktree_remove": (False, False),
+        # Not read-only, but several sub-agents of one step may run together (the launcher bounds them).
+        "agent": (False, True),
     }
 
 
@@ -122,8 +161,36 @@ def test_schemas_match_the_documented_arguments() -> None:
         "glob": ({"pattern", "path"}, {"pattern"}),
         "grep": ({"pattern", "path", "glob", "ignore_case", "output_mode"}, {"pattern"}),
         "shell": ({"command", "timeout_ms", "workdir", "run_in_background"}, {"command"}),
+        "todo_write": ({"todos"}, {"todos"}),
+        "apply_patch": ({"patch"}, {"patch"}),
+        "notebook_read": ({"path", "offset", "limit", "include_outputs"}, {"path"}),
+        "notebook_edit": ({"path", "cell_id", "index", "new_source", "cell_type", "edit_mode"}, {"path"}),
         "skill": ({"name"}, {"name"}),
         "web_fetch": ({"url"}, {"url"}),
+        "web_search": ({"query", "limit"}, {"query"}),
+        "memory": (
+            {
+                "command",
+                "path",
+                "view_range",
+                "file_text",
+                "old_str",
+                "new_str",
+                "insert_line",
+                "insert_text",
+                "old_path",
+                "new_path",
+            },
+            {"command"},
+        ),
+        "knowledge_search": ({"query", "limit"}, {"query"}),
+        "shell_output": ({"id"}, {"id"}),
+        "shell_kill": ({"id"}, {"id"}),
+        "lsp": ({"operation", "path", "line", "character"}, {"operation", "path"}),
+        "worktree_create": ({"name", "base"}, {"name"}),
+        "worktree_list": (set(), set()),
+        "worktree_remove": ({"name", "force"}, {"name"}),
+        "agent": ({"task", "tools", "worktree", "mode"}, {"task"}),
     }
 
 

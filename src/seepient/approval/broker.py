@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -67,7 +68,11 @@ class ApprovalBroker:
         auto_approve: bool = False,
         scopes: ScopeFinder | None = None,
         project_settings: Path | None = None,
+        on_grant: Callable[[str, str], None] | None = None,
     ) -> None:
+        self._on_grant = on_grant
+        """Told ``(kind, value)`` of each new standing grant, so a surface can store it and ``restore_grant``
+        it into the session that continues this one (after a restart, or once an idle session is reloaded)."""
         self._approver = approver
         self._auto_approve = auto_approve
         self._scopes = scopes
@@ -84,6 +89,16 @@ class ApprovalBroker:
     @property
     def grants(self) -> tuple[SessionGrant, ...]:
         return tuple(self._grants)
+
+    def restore_grant(self, kind: str, value: str) -> None:
+        """Re-establish a grant ``on_grant`` reported. Grants are re-checked on every use (the scope finder
+        re-reads each action), so a restored grant covers exactly what it covered when it was given."""
+        if kind == "scope":
+            self._grants.append(grant_for(ApprovalScope.model_validate_json(value)))
+        elif kind == "rule":
+            self._grants.append(grant_for_rule(value))
+        else:
+            raise ValueError(f"unknown kind of stored grant {kind!r}")
 
     def has_session_grant(self, digest: str) -> bool:
         return any(
@@ -212,6 +227,8 @@ class ApprovalBroker:
                 response, f"no session scope {kind!r} was offered for this action (offered: {offered})"
             )
         self._grants.append(grant_for(scope))
+        if self._on_grant is not None:
+            self._on_grant("scope", scope.model_dump_json())
         return response.model_copy(update={"scope": kind})
 
     def _grant_project(self, request: ApprovalRequest, response: ApprovalResponse) -> ApprovalResponse:
@@ -223,6 +240,8 @@ class ApprovalBroker:
         except ProjectSettingsError as exc:
             return self._once_instead(response, f"the project rule {rule} was not saved: {exc}")
         self._grants.append(grant_for_rule(rule))
+        if self._on_grant is not None:
+            self._on_grant("rule", rule)
         return response.model_copy(
             update={"scope": rule, "feedback": f"added {rule} to {self._project_settings}"}
         )

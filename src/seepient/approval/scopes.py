@@ -21,6 +21,7 @@ from seepient.protocol import (
     ApprovalScope,
     Decision,
     FileChange,
+    FileChangeSet,
     PathAccess,
     PathDenied,
     PreparedActionDraft,
@@ -117,6 +118,15 @@ class ScopeFinder:
                 )
                 scopes.append(ApprovalScope(kind="directory", value=str(directory), label=label))
                 project_rule = self._edit_rule(relative, absolute)
+        elif isinstance(payload, FileChangeSet):
+            directory = self._set_directory(payload)
+            if directory is not None:
+                label = (
+                    "edits anywhere in the workspace"
+                    if directory == PurePosixPath(".")
+                    else f"edits under {directory}/"
+                )
+                scopes.append(ApprovalScope(kind="directory", value=str(directory), label=label))
         return Offer(scopes=tuple(scopes), project_rule=project_rule)
 
     # -- covering -------------------------------------------------------------------------------------
@@ -126,6 +136,8 @@ class ScopeFinder:
         if grant.kind == "exact":
             return grant.digest is not None and hmac.compare_digest(grant.digest, action.digest)
         payload = action.payload
+        if isinstance(payload, FileChangeSet):
+            return self._set_covered(grant, payload)
         if grant.kind == "directory":
             if grant.directory is None or not isinstance(payload, FileChange):
                 return False
@@ -207,6 +219,41 @@ class ScopeFinder:
         return rule if self._shell_covered(rule, shell) else None
 
     # -- files ----------------------------------------------------------------------------------------
+
+    def _set_directory(self, change_set: FileChangeSet) -> PurePosixPath | None:
+        """The deepest directory holding every file of a set, or None when a path does not resolve or the set
+        deletes a file (a grant for edits is not one for deletions, so only the exact set is offered)."""
+        parents: list[tuple[str, ...]] = []
+        for change in change_set.changes:
+            resolved = None if change.delete else self._resolve_change(change)
+            if resolved is None:
+                return None
+            parents.append(resolved[0].parent.parts)
+        common = parents[0]
+        for parts in parents[1:]:
+            length = 0
+            while length < min(len(common), len(parts)) and common[length] == parts[length]:
+                length += 1
+            common = common[:length]
+        return PurePosixPath(*common) if common else PurePosixPath(".")
+
+    def _set_covered(self, grant: SessionGrant, change_set: FileChangeSet) -> bool:
+        """A grant covers a set when it covers each file of it as a change of its own; never a deletion."""
+        if grant.kind not in ("directory", "rule") or any(change.delete for change in change_set.changes):
+            return False
+        for change in change_set.changes:
+            single = PreparedActionDraft(
+                session_id="grant-check",
+                call_id="grant-check",
+                tool="apply_patch",
+                kind="file_change",
+                payload=change,
+                read_only=False,
+                summary=change.path,
+            )
+            if not self.covers(grant, single):
+                return False
+        return True
 
     def _resolve_change(self, change: FileChange) -> tuple[PurePosixPath, str] | None:
         """The change's workspace-relative and absolute path after resolving symlinks and ``..``, or None

@@ -9,17 +9,21 @@ to the model as the tool result. Asks that no grant may answer offer only ``y`` 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import TextIO
 
 from seepient.protocol import (
+    AgentTask,
     ApprovalDecision,
     ApprovalRequest,
     ApprovalResponse,
     ApprovalScope,
     FileChange,
+    FileChangeSet,
     ShellCommand,
 )
+from seepient.protocol.actions import McpCall, McpServerStart, MemoryAction
 
 _RESET = "\x1b[0m"
 _STYLES = {"add": "\x1b[32m", "del": "\x1b[31m", "hunk": "\x1b[36m", "head": "\x1b[1m", "warn": "\x1b[33m"}
@@ -48,14 +52,37 @@ def render_diff(diff: str, *, colour: bool) -> str:
 def render_request(request: ApprovalRequest, *, colour: bool) -> str:
     action = request.action
     out = [_paint(f"⚠ {action.tool} wants to: {action.summary}", "warn", colour)]
+    if request.agent:
+        out.append(f"  asked by: {request.agent}")
     payload = action.payload
     if isinstance(payload, FileChange):
         out.append(render_diff(payload.diff or "(no textual diff)", colour=colour))
+    elif isinstance(payload, FileChangeSet):
+        for change in payload.changes:
+            verb = "delete" if change.delete else "create" if change.pre_image_sha256 is None else "change"
+            out.append(_paint(f"── {verb} {change.path}", "head", colour))
+            out.append(render_diff(change.diff or "(no textual diff)", colour=colour))
+    elif isinstance(payload, MemoryAction) and payload.change is not None:
+        out.append(render_diff(payload.change.diff or "(no textual diff)", colour=colour))
+    elif isinstance(payload, AgentTask):
+        out.append(f"  task:    {payload.task}")
+        out.append(f"  tools:   {', '.join(payload.tools) or '(none)'}")
+        out.append(f"  mode:    {payload.mode}    folder: {payload.workspace}")
     elif isinstance(payload, ShellCommand):
         out.append(f"  command: {payload.command}")
         out.append(f"  folder:  {payload.cwd}")
         if payload.capabilities:
             out.append("  needs:   " + ", ".join(c.value for c in payload.capabilities))
+    elif isinstance(payload, McpCall):
+        # The summary shortens the arguments; a person approving an MCP call sees all of them (up to a cap).
+        shown = json.dumps(payload.arguments, ensure_ascii=False, indent=2)
+        out.append(f"  MCP tool:  {payload.tool} of server {payload.server}")
+        out.append("  arguments: " + (shown if len(shown) <= 4000 else shown[:4000] + "…"))
+    elif isinstance(payload, McpServerStart):
+        what = " ".join([payload.command or "", *payload.args]) if payload.command else payload.url or ""
+        out.append(f"  MCP server {payload.server} from the {payload.source} settings: {what}")
+        if payload.env_names:
+            out.append("  with environment: " + ", ".join(payload.env_names))
     for reason in request.verdict.reasons:
         out.append(f"  why asked: {reason}")
     out.append(f"  digest:  {action.digest[:16]}…")

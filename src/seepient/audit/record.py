@@ -71,6 +71,9 @@ class AuditRecord(BaseModel):
     model: str
     principal: str | None = None
     """Who drove the session on a multi-user surface (the server's token principal); absent elsewhere."""
+    parent_session_id: str | None = None
+    """For an action of a sub-agent: the session that started it (``session_id`` is the sub-agent's own).
+    Left out of the stored record when absent, so records of top-level sessions read as before."""
     action: PreparedActionDraft
     verdict: Verdict
     approval: ApprovalResponse | None = None
@@ -95,7 +98,10 @@ class AuditRecord(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object stored in the log (the action includes its digest)."""
-        return self.model_dump(mode="json")
+        data = self.model_dump(mode="json")
+        if data.get("parent_session_id") is None:
+            data.pop("parent_session_id", None)
+        return data
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> AuditRecord:

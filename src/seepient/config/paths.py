@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+MemoryScope = Literal["user", "project"]
+
+
+def workspace_id(workspace: Path) -> str:
+    """A stable, file-name-safe id for a workspace: its folder name plus a hash of its resolved path.
+
+    Per-workspace state (project memory, the knowledge index) lives under ``$SEEPIENT_HOME`` by this id, not
+    inside the repository, so a cloned repository cannot plant memories or a pre-built index.
+    """
+    resolved = os.path.realpath(workspace)
+    digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", os.path.basename(resolved)).strip(".-")[:40] or "root"
+    return f"{name}-{digest}"
 
 
 @dataclass(frozen=True)
@@ -33,3 +50,13 @@ class SeepientPaths:
     @staticmethod
     def project_settings(workspace: Path) -> Path:
         return workspace / ".seepient" / "settings.json"
+
+    def memory_dir(self, scope: MemoryScope, workspace: Path) -> Path:
+        """The agent's memory folder: ``memory/user`` for every workspace, ``memory/projects/<id>`` for one."""
+        if scope == "user":
+            return self.home / "memory" / "user"
+        return self.home / "memory" / "projects" / workspace_id(workspace)
+
+    def knowledge_index(self, workspace: Path) -> Path:
+        """The knowledge index ``seepient knowledge index`` builds for ``workspace`` (SQLite, FTS5)."""
+        return self.home / "knowledge" / f"{workspace_id(workspace)}.sqlite"

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from seepient.config.paths import SeepientPaths
 
@@ -192,18 +201,93 @@ class MtlsSettings(_Section):
     client_key_path: str | None = Field(default=None, alias="clientKeyPath")
 
 
+class WorkerLimitSettings(_Section):
+    """What each dispatch asks of a worker container (its timeout is the action's own)."""
+
+    cpus: float = Field(default=1.0, gt=0)
+    memory_mb: int = Field(default=1024, alias="memoryMb", gt=0)
+    pids: int = Field(default=128, gt=0)
+
+
 class ExecutionSettings(_Section):
     backend: Literal["local", "docker-worker"] = "local"
     sandbox: Literal["auto", "off"] = "auto"
     default_timeout_ms: int = Field(default=120_000, alias="defaultTimeoutMs", gt=0)
     max_output_bytes: int = Field(default=1_000_000, alias="maxOutputBytes", gt=0)
+    max_background_processes: int = Field(default=4, alias="maxBackgroundProcesses", ge=1, le=64)
+    """How many ``run_in_background`` commands one session may have running at once."""
+    background_buffer_bytes: int = Field(default=262_144, alias="backgroundBufferBytes", ge=1024)
+    """How much of each stream of a background command is kept between reads (the newest part)."""
     scheduler_endpoint: str | None = Field(default=None, alias="schedulerEndpoint")
     worker_image: str | None = Field(default=None, alias="workerImage")
     mtls: MtlsSettings | None = None
+    # Worker mode (backend "docker-worker"; DESIGN §8): the control plane's keys, its tenant, and the
+    # resources it asks for each dispatch (the scheduler refuses anything above its own maxima).
+    dispatch_signing_key_path: str | None = Field(default=None, alias="dispatchSigningKeyPath")
+    result_verify_key_path: str | None = Field(default=None, alias="resultVerifyKeyPath")
+    tenant: str = "default"
+    worker_limits: WorkerLimitSettings = Field(default_factory=WorkerLimitSettings, alias="workerLimits")
 
 
 class RuntimeSettings(_Section):
     max_steps: int = Field(default=50, alias="maxSteps", gt=0)
+    max_parallel_tools: int = Field(default=10, alias="maxParallelTools", ge=1, le=64)
+    """How many concurrency-safe tool calls of one model step run at the same time."""
+
+
+HOOK_EVENTS = ("preToolUse", "postToolUse", "sessionStart", "stop")
+
+
+class HookCommand(_Section):
+    """One command hook: ``command`` (a shell line run by ``/bin/sh -c``, or an argv list run directly), the
+    tools it applies to (``matcher``, a regular expression matched against the whole tool name; absent or
+    ``*`` for every tool) and its deadline."""
+
+    command: str | list[str]
+    matcher: str | None = None
+    timeout_ms: int = Field(default=10_000, alias="timeoutMs", gt=0, le=600_000)
+
+    @field_validator("command")
+    @classmethod
+    def _command_given(cls, command: str | list[str]) -> str | list[str]:
+        if (isinstance(command, str) and not command.strip()) or (isinstance(command, list) and not command):
+            raise ValueError("a hook needs a non-empty command")
+        return command
+
+    @field_validator("matcher")
+    @classmethod
+    def _matcher_compiles(cls, matcher: str | None) -> str | None:
+        if matcher is not None and matcher != "*":
+            try:
+                re.compile(matcher)
+            except re.error as exc:
+                raise ValueError(f"matcher {matcher!r} is not a regular expression: {exc}") from None
+        return matcher
+
+
+class HookSettings(_Section):
+    """Commands Seepient runs on the host at points of the lifecycle (``runtime/hooks.py`` has the protocol)::
+
+        {"hooks": {"preToolUse": [{"matcher": "shell|edit_file", "command": "~/bin/check", "timeoutMs": 10000}],
+                   "postToolUse": [...], "sessionStart": [{"command": "..."}], "stop": [{"command": "..."}]}}
+
+    Lists from the user file, a ``--config`` file and the managed file add up. A project's own settings may
+    not define command hooks: a cloned repository would otherwise run its commands on this machine the
+    moment Seepient opens it, so they are ignored with a warning (``ignored_project_hooks``).
+    """
+
+    pre_tool_use: list[HookCommand] = Field(default_factory=list, alias="preToolUse")
+    post_tool_use: list[HookCommand] = Field(default_factory=list, alias="postToolUse")
+    session_start: list[HookCommand] = Field(default_factory=list, alias="sessionStart")
+    stop: list[HookCommand] = Field(default_factory=list)
+
+    def for_event(self, event: str) -> list[HookCommand]:
+        return {
+            "preToolUse": self.pre_tool_use,
+            "postToolUse": self.post_tool_use,
+            "sessionStart": self.session_start,
+            "stop": self.stop,
+        }[event]
 
 
 class ContextSettings(_Section):
@@ -215,6 +299,8 @@ class ContextSettings(_Section):
     rule_file_max_chars: int = Field(default=32_000, alias="ruleFileMaxChars", gt=0)
     rules_max_chars: int = Field(default=96_000, alias="rulesMaxChars", gt=0)
     skill_match_threshold: float = Field(default=0.2, alias="skillMatchThreshold", ge=0.0, le=1.0)
+    memory_max_chars: int = Field(default=12_000, alias="memoryMaxChars", ge=0)
+    """How much of the agent's memory folders goes into the prompt (0 leaves memory out)."""
 
 
 class NetSettings(_Section):
@@ -229,6 +315,104 @@ class NetSettings(_Section):
     allow_ports: list[int] = Field(default_factory=list, alias="allowPorts")
 
 
+MCP_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+"""What permission rules (``Mcp(server:tool)``) and tool names (``mcp__SERVER__TOOL``) can name."""
+
+
+class McpServerSettings(_Section):
+    """One MCP server: ``command`` (with ``args``, ``env``, ``cwd``) starts it over stdio; ``url`` reaches it
+    over streamable HTTP (through the SSRF-safe address policy of the ``net`` settings). Exactly one of the two.
+
+    ``env`` is added to a scrubbed copy of Seepient's environment (no keys or tokens of its own reach the
+    server unless written here). Timeouts bound the start (connect, handshake, tool listing) and each call;
+    ``maxResultChars`` cuts what a call returns to the model.
+    """
+
+    type: Literal["stdio", "http", "streamable-http"] | None = None
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    disabled: bool = False
+    startup_timeout_ms: int = Field(default=30_000, alias="startupTimeoutMs", gt=0, le=600_000)
+    call_timeout_ms: int = Field(default=120_000, alias="callTimeoutMs", gt=0, le=3_600_000)
+    max_result_chars: int = Field(default=25_000, alias="maxResultChars", ge=1_000, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                'give either "command" (a server started over stdio) or "url" (streamable HTTP), not both or neither'
+            )
+        if self.command is not None and not self.command.strip():
+            raise ValueError('"command" is empty')
+        if self.url is not None and not self.url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"url {self.url!r} must start with http:// or https://")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "stdio" if self.command is not None else "http"
+
+
+class LspServerSettings(_Section):
+    """One language server: the argv that starts it (speaking LSP on stdio) and the file extensions it serves.
+    ``sandbox`` false runs it outside bubblewrap (only from the user's own settings, never a project's)."""
+
+    command: list[str] = Field(min_length=1)
+    extensions: list[str] = Field(min_length=1)
+    sandbox: bool = True
+    initialization_options: dict[str, Any] | None = Field(default=None, alias="initializationOptions")
+
+
+class LspSettings(_Section):
+    """``{"lsp": {"servers": {"python": {"command": ["jedi-language-server"], "extensions": [".py"]}}}}``.
+
+    No server runs unless one is configured: a language server is a program the user chose to run on the
+    workspace, and waiting for its diagnostics costs every edit about a second. ``null`` switches off a server
+    another settings file configured."""
+
+    servers: dict[str, LspServerSettings | None] = Field(default_factory=dict)
+    diagnostics_after_edit: bool = Field(default=True, alias="diagnosticsAfterEdit")
+    diagnostics_wait_ms: int = Field(default=3000, alias="diagnosticsWaitMs", ge=0, le=60_000)
+    request_timeout_ms: int = Field(default=30_000, alias="requestTimeoutMs", gt=0, le=600_000)
+
+    def enabled_servers(self) -> dict[str, LspServerSettings]:
+        return {name: server for name, server in self.servers.items() if server is not None}
+
+
+class SubagentSettings(_Section):
+    """Limits on the ``agent`` tool: how deep sub-agents may nest (the session itself is depth 0, its
+    sub-agents depth 1) and how many children one session runs at once (the others wait their turn)."""
+
+    max_depth: int = Field(default=2, alias="maxDepth", ge=0, le=5)
+    max_concurrent: int = Field(default=3, alias="maxConcurrent", ge=1, le=16)
+
+
+class WebSearchSettings(_Section):
+    """The ``web_search`` backend: ``{"webSearch": {"backend": "searxng", "url": "https://searx.example.org"}}``,
+    ``{"backend": "brave", "apiKeyEnv": "BRAVE_API_KEY"}`` or ``{"backend": "tavily", "apiKeyEnv": "TAVILY_API_KEY"}``.
+
+    ``url`` is the SearXNG base URL (required for it) or overrides the API's endpoint; ``apiKeyEnv`` names the
+    environment variable holding the key (Brave and Tavily need one; SearXNG sends it as a bearer token).
+    Honoured only in the user, ``--config`` and managed settings: a repository must not redirect searches,
+    or send a key from this machine's environment, to a server of its choosing.
+    """
+
+    backend: Literal["searxng", "brave", "tavily"] | None = None
+    url: str | None = None
+    api_key_env: str | None = Field(default=None, alias="apiKeyEnv", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None and not url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"webSearch.url must be an http(s) URL, got {url!r}")
+        return url
+
+
 class Settings(_Section):
     """Every key is optional; unknown top-level keys are kept for the issues that add them."""
 
@@ -236,10 +420,34 @@ class Settings(_Section):
     models: ModelSettings = Field(default_factory=ModelSettings)
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
-    mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")
+    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict, alias="mcpServers")
+    enabled_project_mcp_servers: list[str] = Field(default_factory=list, alias="enabledProjectMcpServers")
+    """MCP servers a project's own settings define that may start without asking (``*`` for all). Honoured
+    only outside the project's settings: a repository cannot vouch for itself."""
     context: ContextSettings = Field(default_factory=ContextSettings)
     instructions: str | list[str] | None = None
     net: NetSettings = Field(default_factory=NetSettings)
+    web_search: WebSearchSettings = Field(default_factory=WebSearchSettings, alias="webSearch")
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    lsp: LspSettings = Field(default_factory=LspSettings)
+    subagents: SubagentSettings = Field(default_factory=lambda: SubagentSettings())
+    _ignored_project_hooks: Path | None = PrivateAttr(default=None)
+
+    @property
+    def ignored_project_hooks(self) -> Path | None:
+        """The project settings file whose ``hooks`` block was ignored (see ``HookSettings``), for a warning."""
+        return self._ignored_project_hooks
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _mcp_server_names(cls, servers: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
+        for name in servers:
+            if not MCP_SERVER_NAME.match(name) or "__" in name:
+                raise ValueError(
+                    f"MCP server name {name!r} must be letters, digits, '_' or '-' without '__' "
+                    "(its tools are named mcp__SERVER__TOOL)"
+                )
+        return servers
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -258,13 +466,16 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+_ADDED_LISTS = ("allow", "ask", "deny", *HOOK_EVENTS)
+
+
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Objects merge key by key; permission lists from every source add up; anything else is replaced."""
+    """Objects merge key by key; permission and hook lists from every source add up; anything else is replaced."""
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
-        elif isinstance(value, list) and isinstance(out.get(key), list) and key in ("allow", "ask", "deny"):
+        elif isinstance(value, list) and isinstance(out.get(key), list) and key in _ADDED_LISTS:
             out[key] = [*out[key], *value]
         else:
             out[key] = value
@@ -307,6 +518,7 @@ def load_settings(
             raise SettingsError(f"{config_file}: no such settings file")
         files.append(("command-line", config_file))
     found: list[RuleSource] = []
+    ignored_hooks: Path | None = None
     for kind, path in files:
         data = _read_json(path)
         if kind == "project" and data.get("net"):
@@ -316,7 +528,30 @@ def load_settings(
                 f"{path}: net: network allowlists are honoured only in the user settings, the managed "
                 "settings or a --config file; move this block there"
             )
+        if kind == "project" and "enabledProjectMcpServers" in data:
+            raise SettingsError(
+                f"{path}: enabledProjectMcpServers: a project cannot approve its own MCP servers; list them in "
+                "the user settings (~/.seepient/settings.json) or a --config file instead"
+            )
+        if kind == "project" and data.get("webSearch"):
+            raise SettingsError(
+                f"{path}: webSearch: the search backend and its key are honoured only in the user settings, the "
+                "managed settings or a --config file; move this block there"
+            )
         checked = _validate(data, str(path))
+        if kind == "project" and any(
+            server and not server.sandbox for server in checked.lsp.servers.values()
+        ):
+            # A repository may name its language servers, but they read its code jailed like any command.
+            raise SettingsError(
+                f"{path}: lsp.servers: a project cannot run a language server outside the sandbox; remove "
+                '"sandbox": false, or move the server to the user settings or a --config file'
+            )
+        if kind == "project" and data.get("hooks"):
+            # A cloned repository must not run commands on this machine just by being opened: project hooks
+            # are ignored (the session warns); the user's own settings, --config or managed settings may hold them.
+            data = {k: v for k, v in data.items() if k != "hooks"}
+            ignored_hooks = path
         _refuse_managed_only_keys(data, str(path))
         merged = _merge(merged, data)
         found.append(_rule_source(kind, checked.permissions, path=path))
@@ -334,6 +569,7 @@ def load_settings(
     merged = _merge(merged, managed_data)
     found.append(_rule_source("managed", managed_permissions, path=managed))
     settings = _validate(merged, "settings")
+    settings._ignored_project_hooks = ignored_hooks
     order = {kind: rank for rank, kind in enumerate(SOURCE_PRECEDENCE)}
     # Flags are typed for this run and outrank the --config file; otherwise the fixed precedence decides.
     ranked = sorted(

@@ -3,6 +3,7 @@ and history compaction, behind the few calls the agent loop makes each turn and 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from seepient.context.prompt import (
     PromptSection,
     active_skill_text,
     assemble_prompt,
+    environment_section,
 )
 from seepient.context.rules import guard_read_check
 from seepient.context.skills import Skill, SkillCatalog
@@ -89,6 +91,7 @@ class ConversationContext:
             environ=environ,
             run_git=run_git,
             estimator=estimator,
+            memory_max_chars=options.memory_max_chars,
         )
         context = cls(
             assembled,
@@ -139,6 +142,15 @@ class ConversationContext:
         )
         self._text = "\n\n".join(section.text for section in self.sections())
         return True
+
+    def set_consent_mode(self, mode: str) -> None:
+        """The user switched the consent mode: from the next request on, the environment section says so, so the
+        model neither asks for approvals the mode no longer needs nor assumes ones it now does."""
+        environment = dataclasses.replace(self.assembled.environment, consent_mode=mode)
+        fresh = environment_section(self.estimator, environment)
+        sections = tuple(fresh if s.id == "environment" else s for s in self.assembled.sections)
+        self.assembled = dataclasses.replace(self.assembled, sections=sections, environment=environment)
+        self._text = "\n\n".join(section.text for section in self.sections())
 
     def start_turn(self, request: str) -> str:
         """Activate the skills ``request`` names or matches, then return the system prompt for the turn.

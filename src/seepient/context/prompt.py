@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from seepient.context.environment import EnvironmentFacts, GitProbe, GitState, gather_environment
+from seepient.context.memory import DEFAULT_MEMORY_MAX_CHARS, read_memory_snapshot
 from seepient.context.rules import (
     DEFAULT_FILE_MAX_CHARS,
     DEFAULT_TOTAL_MAX_CHARS,
@@ -137,6 +138,12 @@ def active_skill_text(skill: Skill, reason: str) -> str:
     )
 
 
+def environment_section(estimator: TokenEstimator, environment: EnvironmentFacts) -> PromptSection:
+    return _section(
+        estimator, "environment", "Environment", "detected", "# Environment\n" + environment.render()
+    )
+
+
 def static_sections(
     estimator: TokenEstimator,
     *,
@@ -148,9 +155,7 @@ def static_sections(
     """Every section that does not depend on the request: identity, environment, rules, settings, catalogue."""
     sections = [
         _section(estimator, "identity", "Identity", "built-in", IDENTITY),
-        _section(
-            estimator, "environment", "Environment", "detected", "# Environment\n" + environment.render()
-        ),
+        environment_section(estimator, environment),
     ]
     if rules.files:
         sections.append(_section(estimator, "rules", "Rules", "built-in", RULES_PREAMBLE))
@@ -200,8 +205,12 @@ def assemble_prompt(
     now: datetime | None = None,
     run_git: bool = True,
     estimator: TokenEstimator | None = None,
+    memory_max_chars: int = DEFAULT_MEMORY_MAX_CHARS,
 ) -> AssembledPrompt:
-    """Discover rules and skills, detect the environment and put the prompt together, without a model."""
+    """Discover rules and skills, detect the environment and put the prompt together, without a model.
+
+    With a ``seepient_home``, the agent's memory folders for ``workspace`` follow the skill catalogue, cut to
+    ``memory_max_chars`` (0 leaves them out)."""
     estimator = estimator or TokenEstimator()
     workspace = Path(os.path.abspath(workspace))
     where = Path(os.path.abspath(cwd)) if cwd is not None else workspace
@@ -236,6 +245,15 @@ def assemble_prompt(
     sections = static_sections(
         estimator, environment=environment, rules=rules, instructions=instructions, skills=skills
     )
+    memory = (
+        read_memory_snapshot(seepient_home, workspace, max_chars=memory_max_chars)
+        if seepient_home is not None
+        else None
+    )
+    if memory is not None:
+        sections.append(
+            _section(estimator, "memory", "Memory (the agent's own notes)", "memory", memory.render())
+        )
     for skill, reason in active:
         sections.append(
             _section(

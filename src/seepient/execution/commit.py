@@ -367,6 +367,12 @@ def _rename_noreplace(parent_fd: int, temp: str, name: str, display: str) -> Non
 def commit_change(workspace: Path, change: FileChange) -> CommitOutcome:
     """Apply ``change`` inside ``workspace`` exactly, or touch nothing and say why."""
     display = change.path
+    if change.delete:
+        return CommitOutcome(
+            code="INVALID",
+            message=f"{display}: a deletion is committed as part of a set (commit_files)",
+            path=display,
+        )
     try:
         # Resolving the workspace costs an lstat per component of its path, on every commit. Only an
         # absolute path (to be placed under it) and a path through directories (to be contained in it) need

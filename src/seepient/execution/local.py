@@ -11,26 +11,40 @@ import shutil
 import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from seepient.execution.background import BackgroundProcesses
 from seepient.execution.commit import commit_change
+from seepient.execution.commit_set import commit_changes
 from seepient.execution.environment import scrubbed_environment
+from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.nofollow import is_symlink_at
 from seepient.execution.process import ProcessResult, run_process
 from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths, protected_workspace_paths
 from seepient.execution.search import OutputMode, find_ripgrep, glob_paths, python_grep, ripgrep_grep
+from seepient.execution.worktree import run_worktree_command
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.egress_proxy import DomainCheck, EgressProxy
 from seepient.net.fetch import FetchError, Resolver, SafeFetcher
-from seepient.protocol.actions import Capability, FetchRequest, FileChange, ShellCommand
+from seepient.protocol.actions import Capability, FetchRequest, FileChange, ShellCommand, WorktreeCommand
 from seepient.protocol.executor import (
+    BackgroundOutput,
+    BackgroundStarted,
     CommitOutcome,
     FetchOutcome,
     FetchRefused,
     GrepOutcome,
+    LspAnswer,
+    LspQuery,
+    LspUnavailable,
     SandboxUnavailable,
     ShellOutcome,
 )
+
+if TYPE_CHECKING:
+    from seepient.execution.lsp_server import LanguageServers
+    from seepient.protocol.actions import KnowledgeQuery, MemoryAction, WebSearchRequest
+    from seepient.protocol.retrieval import KnowledgeOutcome, WebSearchOutcome
 
 
 def shell_argv(command_line: str) -> list[str]:
@@ -88,7 +102,37 @@ async def run_sandboxed(
     if seepient_home is None:
         raw = environ.get("SEEPIENT_HOME")
         seepient_home = Path(raw).expanduser() if raw else home / ".seepient"
-    sandbox = sandbox or BwrapSandbox()
+    full_argv, env = await sandboxed_argv(
+        argv,
+        workspace=workspace,
+        cwd=cwd,
+        network=network,
+        seepient_home=seepient_home,
+        home=home,
+        environ=environ,
+        sandbox=sandbox or BwrapSandbox(),
+        egress=egress,
+    )
+    result = await run_process(
+        full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
+    )
+    return _outcome(result, "bwrap")
+
+
+async def sandboxed_argv(
+    argv: Sequence[str],
+    *,
+    workspace: Path,
+    cwd: Path | None,
+    network: bool,
+    seepient_home: Path,
+    home: Path,
+    environ: Mapping[str, str],
+    sandbox: BwrapSandbox,
+    egress: EgressProxy | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """The bubblewrap command line and environment that run ``argv`` jailed: one profile for foreground and
+    background commands. Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
     status = await asyncio.to_thread(sandbox.probe)
     if not status.available:
         raise SandboxUnavailable(status.message)
@@ -109,10 +153,7 @@ async def run_sandboxed(
         env=env,
         extra_binds=binds,
     )
-    result = await run_process(
-        full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
-    )
-    return _outcome(result, "bwrap")
+    return full_argv, env
 
 
 class LocalExecutor:
@@ -138,6 +179,10 @@ class LocalExecutor:
         net_resolver: Resolver | None = None,
         network_egress: Literal["host", "filtered"] = "host",
         egress_domain_check: DomainCheck | None = None,
+        background: BackgroundProcesses | None = None,
+        language_servers: Sequence[LanguageServerConfig] = (),
+        lsp_request_timeout_s: float = 30.0,
+        lsp_diagnostics_wait_s: float = 3.0,
     ) -> None:
         self.workspace = workspace.resolve()
         # Every fetch goes through the SSRF-safe client; the policy comes from the `net` settings section.
@@ -156,6 +201,11 @@ class LocalExecutor:
         self.ripgrep = find_ripgrep() if ripgrep == "auto" else ripgrep
         self._bwrap = bwrap or BwrapSandbox()
         self._env = scrubbed_environment(self._environ, home=str(self.home))
+        self._background = background or BackgroundProcesses()
+        self._language_server_configs = tuple(language_servers)
+        self._lsp_timeouts = (lsp_request_timeout_s, lsp_diagnostics_wait_s)
+        self._language_servers: LanguageServers | None = None
+        self._lsp_closed = False
 
     async def read_file(self, path: str) -> bytes:
         return await asyncio.to_thread(self._read_no_follow, Path(path))
@@ -284,10 +334,132 @@ class LocalExecutor:
                 egress=egress,
             )
 
+    async def start_background(self, command: ShellCommand, *, session_id: str) -> BackgroundStarted:
+        cwd = Path(command.cwd) if os.path.isabs(command.cwd) else self.workspace / command.cwd
+        lifetime_s = command.timeout_ms / 1000 if command.timeout_ms > 0 else None
+        if self.sandbox_mode == "off":
+            if not cwd.is_dir():
+                raise FileNotFoundError(errno.ENOENT, "the working directory does not exist", str(cwd))
+            process_id = await self._background.start(
+                shell_argv(command.command),
+                env=self._env,
+                cwd=cwd,
+                session_id=session_id,
+                command=command.command,
+                lifetime_s=lifetime_s,
+            )
+            return BackgroundStarted(process_id=process_id, sandbox="none")
+        network = Capability.NETWORK in command.capabilities
+        # The egress proxy lives as long as the process: the background manager closes this stack at its end.
+        stack = contextlib.AsyncExitStack()
+        try:
+            egress = None
+            if network and self.network_egress == "filtered":
+                egress = EgressProxy(
+                    policy=self.net_policy,
+                    resolver=self._net_resolver,
+                    domain_check=self._egress_domain_check,
+                )
+                await stack.enter_async_context(egress)
+            argv, env = await sandboxed_argv(
+                shell_argv(command.command),
+                workspace=self.workspace,
+                cwd=cwd,
+                network=network,
+                seepient_home=self.seepient_home,
+                home=self.home,
+                environ=self._environ,
+                sandbox=self._bwrap,
+                egress=egress,
+            )
+        except BaseException:
+            await stack.aclose()
+            raise
+        process_id = await self._background.start(
+            argv,
+            env=env,
+            session_id=session_id,
+            command=command.command,
+            lifetime_s=lifetime_s,
+            cleanup=stack,
+        )
+        return BackgroundStarted(process_id=process_id, sandbox="bwrap")
+
+    async def background_output(self, process_id: str, *, session_id: str) -> BackgroundOutput:
+        return self._background.output(process_id, session_id=session_id)
+
+    async def kill_background(self, process_id: str, *, session_id: str) -> BackgroundOutput:
+        return await self._background.kill(process_id, session_id=session_id)
+
+    def _lsp(self) -> LanguageServers | None:
+        """The session's language servers, made on the first LSP request (None when none is configured)."""
+        if self._lsp_closed and self._language_servers is None:
+            return None
+        if self._language_servers is None and self._language_server_configs:
+            # pygls and lsprotocol take long to import, and most sessions never ask a language server.
+            from seepient.execution.lsp_server import LanguageServers
+
+            request_timeout_s, diagnostics_wait_s = self._lsp_timeouts
+            # Language servers run jailed like commands, with the workspace read-only (execution/lsp_server.py).
+            self._language_servers = LanguageServers(
+                self.workspace,
+                self._language_server_configs,
+                read_file=self.read_file,
+                sandbox_mode=self.sandbox_mode,
+                bwrap=self._bwrap,
+                seepient_home=self.seepient_home,
+                home=self.home,
+                environ=self._environ,
+                request_timeout_s=request_timeout_s,
+                diagnostics_wait_s=diagnostics_wait_s,
+            )
+        return self._language_servers
+
+    async def lsp_query(self, query: LspQuery) -> LspAnswer:
+        servers = self._lsp()
+        if servers is None and self._lsp_closed and self._language_server_configs:
+            raise LspUnavailable("the session is closing; language servers are shut down")
+        if servers is None:
+            raise LspUnavailable(
+                "no language servers are configured for this session (settings: lsp.servers)"
+            )
+        return await servers.query(query)
+
+    async def lsp_diagnostics(self, paths: tuple[str, ...]) -> LspAnswer | None:
+        if not any(server_for(self._language_server_configs, path) for path in paths):
+            return None  # an edit no server looks at starts none (nor loads pygls)
+        servers = self._lsp()
+        if servers is None:
+            return None
+        return await servers.diagnostics_after_change(paths)
+
+    async def aclose(self) -> None:
+        """End what outlives single calls: background processes and language servers (the session ends)."""
+        await self._background.aclose()
+        self._lsp_closed = True
+        if self._language_servers is not None:
+            await self._language_servers.aclose()
+
+    async def run_worktree(self, command: WorktreeCommand) -> ShellOutcome:
+        return await run_worktree_command(
+            command,
+            workspace=self.workspace,
+            seepient_home=self.seepient_home,
+            home=self.home,
+            environ=self._environ,
+            sandbox_mode=self.sandbox_mode,
+            bwrap=self._bwrap,
+            max_output_bytes=self.max_output_bytes,
+        )
+
     async def commit_file(self, change: FileChange) -> CommitOutcome:
         # In-process in a worker thread: the helper is synchronous and a thread spares a process start.
         # A cancelled caller does not stop the thread, so a commit that started always finishes whole.
         return await asyncio.to_thread(commit_change, self.workspace, change)
+
+    async def commit_files(self, changes: tuple[FileChange, ...]) -> CommitOutcome:
+        # All or nothing, in a worker thread like commit_file: a cancelled caller never splits the set.
+        return await asyncio.to_thread(commit_changes, self.workspace, changes)
 
     async def fetch(self, request: FetchRequest) -> FetchOutcome:
         async with SafeFetcher(self.net_policy, resolver=self._net_resolver) as fetcher:
@@ -303,6 +475,36 @@ class LocalExecutor:
             truncated=result.truncated,
             redirects=result.redirects,
             address=result.address,
+        )
+
+    # -- the agent's memory folders and the read-only look-ups (execution/memory.py, execution/retrieval.py)
+
+    async def read_memory(self, scope: Literal["user", "project"], path: str) -> bytes:
+        from seepient.execution.memory import read_memory
+
+        return await asyncio.to_thread(read_memory, self.seepient_home, self.workspace, scope, path)
+
+    async def list_memory(self, scope: Literal["user", "project"], path: str) -> list[str]:
+        from seepient.execution.memory import list_memory
+
+        return await asyncio.to_thread(list_memory, self.seepient_home, self.workspace, scope, path)
+
+    async def commit_memory(self, action: MemoryAction) -> CommitOutcome:
+        from seepient.execution.memory import commit_memory
+
+        # The folder comes from this executor's own Seepient home and workspace, never from the action.
+        return await asyncio.to_thread(commit_memory, self.seepient_home, self.workspace, action)
+
+    async def knowledge_search(self, query: KnowledgeQuery) -> KnowledgeOutcome:
+        from seepient.execution.retrieval import knowledge_search
+
+        return await knowledge_search(self.seepient_home, self.workspace, query)
+
+    async def web_search(self, request: WebSearchRequest) -> WebSearchOutcome:
+        from seepient.execution.retrieval import web_search
+
+        return await web_search(
+            request, policy=self.net_policy, resolver=self._net_resolver, environ=self._environ
         )
 
 

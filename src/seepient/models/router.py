@@ -26,6 +26,7 @@ from seepient.models.resilience import (
     SystemClock,
 )
 from seepient.models.resolve import known_providers, resolve_model
+from seepient.models.scripted import ReplayModel
 from seepient.protocol import Completion, ModelRequest, ModelStreamEvent, TextChunk, ToolCallChunk
 
 Purpose = Literal["text", "commit", "plan", "vision", "media"]
@@ -185,6 +186,12 @@ class ModelRouter:
         if any(target.spec.startswith("replay:") for target in route.targets):
             return None
         return self.route(purpose, "efficient")
+
+    def resume_replays(self, steps: int) -> None:
+        """Every replay script this router plays continues after ``steps`` played steps (a restored session)."""
+        for model in self._models.values():
+            if isinstance(model, ReplayModel):
+                model.resume_after(steps)
 
     def routes(self) -> list[Route]:
         """Every configured route, plus ``text.standard`` as it resolves when it is not configured."""

@@ -76,6 +76,11 @@ class ReplayModel:
     def steps_played(self) -> int:
         return self._played
 
+    def resume_after(self, steps: int) -> None:
+        """Continue a restored conversation: its history shows ``steps`` steps already played (one assistant
+        message each), so the next request plays the step after them, not the script's first."""
+        self._played = max(self._played, min(steps, len(self._turns)))
+
     async def aclose(self) -> None:
         return None
 

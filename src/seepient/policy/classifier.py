@@ -24,6 +24,7 @@ from seepient.protocol import (
     Completion,
     FetchRequest,
     FileChange,
+    FileChangeSet,
     Message,
     ModelRequest,
     PreparedActionDraft,
@@ -308,6 +309,12 @@ def _action_facts(action: PreparedActionDraft, verdict: Verdict) -> dict[str, An
         )
     elif isinstance(payload, FileChange):
         facts.update(path=payload.path, diff=_clip(payload.diff, _DIFF_CHARS))
+    elif isinstance(payload, FileChangeSet):
+        facts.update(
+            paths=[c.path for c in payload.changes],
+            deleted=[c.path for c in payload.changes if c.delete],
+            diff=_clip("".join(c.diff for c in payload.changes), _DIFF_CHARS),
+        )
     elif isinstance(payload, ReadAction):
         facts.update(operation=payload.operation, paths=list(payload.paths))
     elif isinstance(payload, FetchRequest):

@@ -24,7 +24,9 @@ from pathlib import Path
 
 from seepient.config.settings import PermissionSettings, PermissionSources, SettingsError
 from seepient.policy.commands import Operand, Word, base_name
-from seepient.policy.modes import ModeSubject, decide, resolve_mode
+from seepient.policy.delegation import evaluate_agent, evaluate_worktree
+from seepient.policy.memory import evaluate_knowledge, evaluate_memory, web_search_fetch
+from seepient.policy.modes import ASK_UNTRUSTED, AUTO, ModeSubject, decide, resolve_mode
 from seepient.policy.paths import (
     RULE_INVALID,
     RULE_OUTSIDE,
@@ -40,17 +42,22 @@ from seepient.policy.sensitive import component_key
 from seepient.policy.shell import CommandFacts, ShellAnalysis, analyse_command
 from seepient.protocol import (
     ActionKind,
+    AgentTask,
     Capability,
     Decision,
     FetchRequest,
     FileChange,
+    FileChangeSet,
     PathDenied,
     PreparedActionDraft,
     ReadAction,
     ResolvedPath,
+    SessionStateChange,
     ShellCommand,
     Verdict,
+    WorktreeCommand,
 )
+from seepient.protocol.actions import KnowledgeQuery, McpCall, MemoryAction, ProcessControl, WebSearchRequest
 
 RULE_UNPARSED = "shell:unparsed"
 RULE_UNVERIFIABLE = "shell:unverifiable_path"
@@ -166,11 +173,44 @@ class PolicyEngine:
             return self._evaluate_read(action, payload)
         if isinstance(payload, FileChange):
             return self._evaluate_change(action, payload)
+        if isinstance(payload, FileChangeSet):
+            return self._evaluate_change_set(action, payload)
         if isinstance(payload, ShellCommand):
             return self._evaluate_shell(action, payload)
         if isinstance(payload, FetchRequest):
             return self._evaluate_fetch(action, payload)
+        if isinstance(payload, ProcessControl):
+            return self._evaluate_process(action, payload)
+        if isinstance(payload, MemoryAction):
+            return evaluate_memory(self, action, payload)
+        if isinstance(payload, KnowledgeQuery):
+            return evaluate_knowledge(self, action, payload)
+        if isinstance(payload, WebSearchRequest):
+            # The backend is what gets contacted: Fetch rules for its host apply, as for web_fetch.
+            return self._evaluate_fetch(action, web_search_fetch(payload))
+        if action.kind is ActionKind.STATE or isinstance(payload, SessionStateChange):
+            return self._evaluate_state(action)
+        if isinstance(payload, WorktreeCommand):
+            return evaluate_worktree(self, action, payload)
+        if isinstance(payload, AgentTask):
+            return evaluate_agent(self, action, payload)
         return Verdict.ask(f"mode:{self.mode}", f"policy has no check for {action.kind} actions yet")
+
+    def _evaluate_state(self, action: PreparedActionDraft) -> Verdict:
+        """A change to the session's own state (the todo list) touches nothing on the host, so no mode asks
+        about it; a rule naming the tool still denies or asks, and the action is audited like any other."""
+        payload = action.payload
+        if action.kind is not ActionKind.STATE or not isinstance(payload, SessionStateChange):
+            return Verdict.deny(
+                "state:mismatch", f"{action.tool} declared a {action.kind} action with a {payload.type} payload"
+            )
+        for kind, make in (("deny", Verdict.deny), ("ask", Verdict.ask)):
+            for rule in getattr(self.rules, kind):
+                if rule.bare and rule.tool == action.tool:
+                    return make(f"{kind}:{rule.text}", f"a {kind} rule ({rule.source}) covers {action.tool}")
+        return Verdict.allow(
+            "state:session", f"it changes only the session's own {payload.key}; nothing on the host is touched"
+        )
 
     # -- rules ----------------------------------------------------------------------------------------
 
@@ -350,7 +390,7 @@ class PolicyEngine:
     # -- file changes ---------------------------------------------------------------------------------
 
     def _evaluate_change(self, action: PreparedActionDraft, change: FileChange) -> Verdict:
-        families = ("Edit", "Write") if change.new_content is not None else ("Edit",)
+        families = ("Edit", "Write") if change.new_content is not None or change.delete else ("Edit",)
         spellings = self._spellings(change.path)
         hit = self._path_rule_hit(self.rules.deny, action, families, spellings, lenient=True)
         if hit is not None:
@@ -371,12 +411,46 @@ class PolicyEngine:
             return Verdict.allow(
                 f"allow:{rule.text}", f"an allow rule ({rule.source}) covers changes to {change.path}"
             )
-        verb = "creates" if change.pre_image_sha256 is None else "changes"
+        verb = "deletes" if change.delete else "creates" if change.pre_image_sha256 is None else "changes"
         locked = self._locked(
             lambda r: r.bare or self._matches(r, resolved.absolute, lenient=False), action, families
         )
         return self._decide(
             ModeSubject("file_change", True, concerns=[f"it {verb} {resolved.relative}"]), locked
+        )
+
+    def _evaluate_change_set(self, action: PreparedActionDraft, change_set: FileChangeSet) -> Verdict:
+        """Every path of the set is judged as its own change; the strictest verdict speaks for the set."""
+        verdicts = [self._evaluate_change(action, change) for change in change_set.changes]
+        for decision in (Decision.DENY, Decision.ASK, Decision.ALLOW):
+            decided = [v for v in verdicts if v.decision is decision]
+            if decided:
+                reasons = dict.fromkeys(reason for v in decided for reason in v.reasons)
+                return Verdict(decision=decision, rule=decided[0].rule, reasons=tuple(reasons))
+        return Verdict.deny(RULE_INVALID, "the change set names no file")
+
+    # -- background processes -------------------------------------------------------------------------
+
+    def _evaluate_process(self, action: PreparedActionDraft, control: ProcessControl) -> Verdict:
+        """Reading or killing a background process. The executor serves only processes this session
+        started, so this touches nothing the session's own approved command did not create: reading its
+        output is a read inside the workspace, killing it is treated like a known-safe command. Rules that
+        name the tool (``shell_kill``) still apply."""
+        for name, make in (("deny", Verdict.deny), ("ask", Verdict.ask), ("allow", Verdict.allow)):
+            for rule in getattr(self.rules, name):
+                if rule.bare and rule.tool == action.tool:
+                    return make(f"{name}:{rule.text}", f"a {name} rule ({rule.source}) covers {action.tool}")
+        if control.operation == "output":
+            return self._decide(
+                ModeSubject("read", True, description=f"reading background process {control.process_id}")
+            )
+        return self._decide(
+            ModeSubject(
+                "shell",
+                True,
+                known_safe=True,
+                concerns=[f"it kills background process {control.process_id} and its children"],
+            )
         )
 
     # -- fetches --------------------------------------------------------------------------------------
@@ -440,12 +514,16 @@ class PolicyEngine:
                     f"allow:{rule.text}", f"an allow rule ({rule.source}) covers the MCP tool {name}"
                 )
         locked = self._locked(lambda r: r.bare or r.matches_mcp(name, lenient=False), action, families)
-        return self._decide(
-            ModeSubject(
-                "other", True, concerns=[f"it calls the MCP tool {name}"], description=action.summary
-            ),
-            locked,
-        )
+        # What a server declares about its tool is the server's claim, not something Seepient checked (a
+        # "read-only" tool may read any file the server can): it shapes the reasons a person reads, and the
+        # consent mode decides as for any unchecked action; only autonomous-trusted proceeds without asking.
+        call = action.payload if isinstance(action.payload, McpCall) else None
+        concerns = [f"it calls the MCP tool {name}"]
+        if call is not None and not call.read_only_hint:
+            concerns.append(f"MCP server {call.server} does not declare {call.tool} read-only")
+        elif call is not None and call.open_world_hint:
+            concerns.append(f"MCP server {call.server} says {call.tool} reaches beyond its own data")
+        return self._decide(ModeSubject("other", True, concerns=concerns, description=action.summary), locked)
 
     # -- shell ----------------------------------------------------------------------------------------
 

@@ -53,6 +53,8 @@ def is_shell_sink(path: str) -> bool:
 
 
 _PROTECTED_NAME = component_key(".seepient")
+_WORKTREES_NAME = component_key("worktrees")
+_GIT_NAME = component_key(".git")
 
 
 class UnresolvablePath(ValueError):
@@ -388,9 +390,30 @@ class PathGuard:
                 RULE_SENSITIVE,
             )
 
+    def is_worktree_content(self, absolute: str) -> bool:
+        """Whether ``absolute`` is ordinary content of a worktree Seepient made: below
+        ``.seepient/worktrees/<name>/`` of an existing worktree (its ``.git`` is a regular file), and neither
+        that worktree's ``.git`` nor any ``.seepient`` inside it, which stay as protected as the project's own.
+        A worktree's files are code like the main checkout's; nothing Seepient trusts is read from there."""
+        if not self.is_inside(absolute) or absolute == self._root:
+            return False
+        parts = absolute[len(self._root.rstrip("/")) + 1 :].split("/")
+        keys = tuple(component_key(part) for part in parts)
+        if len(keys) < 4 or keys[0] != _PROTECTED_NAME or keys[1] != _WORKTREES_NAME:
+            return False
+        if keys[3] == _GIT_NAME or _PROTECTED_NAME in keys[3:] or keys[2] in ("", ".", ".."):
+            return False
+        mode, _, error = _inspect("/".join([self._root.rstrip("/"), *parts[:3], ".git"]))
+        return error is None and mode is not None and stat.S_ISREG(mode)
+
     def _refuse_protected(self, requested: str, lexical: str, resolved: str) -> None:
-        found = self._protected.first_match((lexical, resolved), write=True)
-        nested = self.is_inside(resolved) and _PROTECTED_NAME in path_keys(resolved[len(self._root) :])
+        spellings = tuple(s for s in dict.fromkeys((lexical, resolved)) if not self.is_worktree_content(s))
+        found = self._protected.first_match(spellings, write=True)
+        nested = (
+            self.is_inside(resolved)
+            and _PROTECTED_NAME in path_keys(resolved[len(self._root) :])
+            and not self.is_worktree_content(resolved)
+        )
         if found is not None or nested:
             reason = found.reason if found is not None else "a project's Seepient settings, grants and hooks"
             raise PathDenied(

@@ -187,6 +187,26 @@ def build_locations(
         sensitive.append(
             _location(f"{spelling}/.git/config", "git config can name programs git runs", writes_only=True)
         )
+        # In a linked worktree (or a submodule) `.git` is a file naming the git directory: repointed, git would
+        # run another repository's hooks and config on the host.
+        sensitive.append(
+            _location(
+                f"{spelling}/.git",
+                "the pointer to this checkout's git directory",
+                subtree=False,
+                writes_only=True,
+            )
+        )
+        # A linked worktree's administrative files say where its repository and configuration are: repointed,
+        # git in that worktree would read another config (and run what it names) or remove another directory.
+        for name in ("commondir", "gitdir", "config.worktree"):
+            sensitive.append(
+                _location(
+                    f"{spelling}/.git/worktrees/*/{name}",
+                    "a worktree's git administrative files, which say where its config lives",
+                    writes_only=True,
+                )
+            )
     seepient_reason = "Seepient's own state: settings, grants, keys and the audit log"
     for spelling in _spellings(seepient_home):
         sensitive.append(_location(spelling, seepient_reason))

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import rfc8785
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_serializer, model_validator
 
 
 class _Frozen(BaseModel):
@@ -26,6 +26,10 @@ class ActionKind(StrEnum):
     FETCH = "fetch"
     MCP = "mcp"
     AGENT = "agent"
+    STATE = "state"
+    """A change to the session's own state (its todo list): nothing on the host is read or written."""
+    WORKTREE = "worktree"
+    PROCESS = "process"
 
 
 class Capability(StrEnum):
@@ -45,7 +49,7 @@ class ReadAction(_Frozen):
     """
 
     type: Literal["read"] = "read"
-    operation: Literal["read_file", "glob", "grep"]
+    operation: Literal["read_file", "glob", "grep", "lsp", "notebook_read"]
     paths: tuple[str, ...]
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -63,7 +67,8 @@ class FileChange(_Frozen):
 
     ``path`` is workspace-relative; ``pre_image_sha256`` is the SHA-256 of the file's bytes when the
     action was prepared, or null when the file must not exist. Exactly one of ``edits`` and
-    ``new_content`` is set. ``diff`` is for display only and is not trusted by the committer.
+    ``new_content`` is set, or neither when ``delete`` removes the file (which then must exist). ``diff``
+    is for display only and is not trusted by the committer.
     """
 
     type: Literal["file_change"] = "file_change"
@@ -72,10 +77,37 @@ class FileChange(_Frozen):
     edits: tuple[EditBlock, ...] | None = None
     new_content: str | None = None
     diff: str = ""
+    delete: bool = False
 
     def model_post_init(self, __context: Any) -> None:
-        if (self.edits is None) == (self.new_content is None):
+        if self.delete:
+            if self.edits is not None or self.new_content is not None or self.pre_image_sha256 is None:
+                raise ValueError(
+                    "a FileChange that deletes carries a pre-image and neither edits nor new_content"
+                )
+        elif (self.edits is None) == (self.new_content is None):
             raise ValueError("a FileChange carries either edits or new_content, not both and not neither")
+
+    @model_serializer(mode="wrap")
+    def _omit_no_delete(self, handler: Any) -> Any:
+        # A change that keeps its file serialises as before the field existed, so its digest is unchanged.
+        data = handler(self)
+        if isinstance(data, dict) and not self.delete:
+            data.pop("delete", None)
+        return data
+
+
+class FileChangeSet(_Frozen):
+    """Several file changes committed all or nothing (``apply_patch``): one ``FileChange`` per path, a
+    move being the deletion of the old path plus the creation (or overwrite) of the new one."""
+
+    type: Literal["file_change_set"] = "file_change_set"
+    changes: tuple[FileChange, ...] = Field(min_length=1)
+
+    def model_post_init(self, __context: Any) -> None:
+        paths = [change.path for change in self.changes]
+        if len(set(paths)) != len(paths):
+            raise ValueError("a FileChangeSet names each path at most once")
 
 
 class Redirection(_Frozen):
@@ -108,6 +140,25 @@ class ShellCommand(_Frozen):
     parsed: bool = True
     cwd: str
     timeout_ms: int = 120_000
+    background: bool = False
+    """Start the command and return at once with a process id; ``timeout_ms`` is then its lifetime limit,
+    0 for none (it lives until killed or the session ends)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_foreground(self, handler: Any) -> Any:
+        # A foreground command serialises as before the field existed, so its digest is unchanged.
+        data = handler(self)
+        if isinstance(data, dict) and not self.background:
+            data.pop("background", None)
+        return data
+
+
+class ProcessControl(_Frozen):
+    """Reading the output of, or killing, a background process this session started (``bg_…`` id)."""
+
+    type: Literal["process_control"] = "process_control"
+    operation: Literal["output", "kill"]
+    process_id: str
 
 
 class FetchRequest(_Frozen):
@@ -116,7 +167,135 @@ class FetchRequest(_Frozen):
     method: Literal["GET", "HEAD"] = "GET"
 
 
-ActionPayload = Annotated[ReadAction | FileChange | ShellCommand | FetchRequest, Field(discriminator="type")]
+class WorktreeCommand(_Frozen):
+    """A git worktree operation, run as the exact ``argv`` (no shell) inside the sandbox at ``cwd``.
+
+    ``path`` is the worktree's absolute directory (``<workspace>/.seepient/worktrees/<name>``) for create and
+    remove; ``branch`` the branch a new worktree checks out and ``base`` the commit it starts from.
+    """
+
+    type: Literal["worktree"] = "worktree"
+    operation: Literal["create", "list", "remove"]
+    argv: tuple[str, ...]
+    cwd: str
+    name: str | None = None
+    path: str | None = None
+    branch: str | None = None
+    base: str | None = None
+    force: bool = False
+    timeout_ms: int = 120_000
+
+
+class AgentTask(_Frozen):
+    """Start a sub-agent: a child session that works on ``task`` with ``tools`` (a subset of its parent's)
+    in consent ``mode`` (never looser than the parent's), in ``workspace`` (the parent's, or a worktree)."""
+
+    type: Literal["agent"] = "agent"
+    task: str
+    tools: tuple[str, ...]
+    mode: str
+    workspace: str
+    worktree: str | None = None
+    depth: int
+    parent_session_id: str
+
+
+class MemoryAction(_Frozen):
+    """One operation of the ``memory`` tool on the agent's own notes, kept under ``$SEEPIENT_HOME/memory``.
+
+    ``path`` (and ``new_path`` for ``rename``) are relative to the folder of ``scope``; '' is the folder
+    itself (``view`` only). Executors map ``scope`` to the folder themselves, so a payload never names an
+    absolute location. ``change`` carries what a write commits (its ``path`` equals ``path``);
+    ``pre_image_sha256`` binds ``delete`` and ``rename`` to the file's content when they were prepared.
+    """
+
+    type: Literal["memory"] = "memory"
+    command: Literal["view", "create", "str_replace", "insert", "delete", "rename"]
+    scope: Literal["user", "project", "all"]
+    """``all`` only for viewing ``/memories`` itself, which lists both folders."""
+    path: str
+    new_path: str | None = None
+    change: FileChange | None = None
+    pre_image_sha256: str | None = None
+    view_range: tuple[int, int] | None = None
+
+
+class KnowledgeQuery(_Frozen):
+    """A search of the workspace's knowledge index (built by ``seepient knowledge index``); read only."""
+
+    type: Literal["knowledge_search"] = "knowledge_search"
+    query: str
+    limit: int = 8
+
+
+class WebSearchRequest(_Frozen):
+    """A web search through the configured backend. ``url`` is the endpoint that will be contacted (Fetch
+    rules apply to its host); ``api_key_env`` names the environment variable holding the key, never its value."""
+
+    type: Literal["web_search"] = "web_search"
+    backend: Literal["searxng", "brave", "tavily"]
+    url: str
+    query: str
+    limit: int = 5
+    api_key_env: str | None = None
+
+
+class McpCall(_Frozen):
+    """A call of one tool of a configured MCP server, with arguments already checked against its schema.
+
+    ``read_only_hint`` and ``open_world_hint`` are what the server declared about the tool; policy weighs
+    them only in the consent mode, never against a rule.
+    """
+
+    type: Literal["mcp"] = "mcp"
+    server: str
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    read_only_hint: bool = False
+    open_world_hint: bool = True
+
+
+class McpServerStart(_Frozen):
+    """Starting a configured MCP server: the exact process (``command``, ``args``, ``cwd``, the *names* of
+    the variables added to its environment) or the ``url`` it is reached at; ``source`` is the settings
+    layer that configured it (``project`` ones need consent)."""
+
+    type: Literal["mcp_server_start"] = "mcp_server_start"
+    server: str
+    transport: Literal["stdio", "http"]
+    source: Literal["user", "project", "command-line", "managed", "settings"]
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env_names: tuple[str, ...] = ()
+    url: str | None = None
+
+
+class SessionStateChange(_Frozen):
+    """Replace one key of the session's own state (``todos``) with ``value``; the host is not touched."""
+
+    type: Literal["state"] = "state"
+    key: str
+    value: Any = None
+
+
+ActionPayload = Annotated[
+    ReadAction
+    | FileChange
+    | FileChangeSet
+    | ShellCommand
+    | FetchRequest
+    | ProcessControl
+    | MemoryAction
+    | KnowledgeQuery
+    | WebSearchRequest
+    | WorktreeCommand
+    | AgentTask
+    | McpCall
+    | McpServerStart
+    | SessionStateChange,
+    Field(discriminator="type"),
+]
 
 
 def canonical_json(value: Any) -> bytes:

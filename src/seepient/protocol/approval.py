@@ -41,6 +41,8 @@ class ApprovalRequest(BaseModel):
     """Session scopes offered; empty means only approve-once (or reject) can be answered."""
     project_rule: str | None = None
     """The allow rule "approve always for this project" would write, when that answer is offered."""
+    agent: str | None = None
+    """Which sub-agent asks (its id, depth and task), shown with the request; None for the session itself."""
 
     @property
     def digest(self) -> str:

@@ -104,6 +104,36 @@ class CompactionEvent(_Event):
     summary_error: str | None = None
 
 
+class TodoItem(BaseModel):
+    """One entry of the todo list the model keeps (``todo_write``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class TodoUpdated(_Event):
+    """The model replaced its todo list; ``items`` is the whole new list, in its order."""
+
+    type: Literal["todo_updated"] = "todo_updated"
+    turn_id: str | None = None
+    items: tuple[TodoItem, ...] = ()
+
+
+class SubagentEvent(_Event):
+    """An event of a sub-agent's session, relayed to its parent's surfaces: ``agent_id`` is the child session,
+    ``call_id`` the parent's ``agent`` call that started it, ``event`` the child's own event as JSON (itself a
+    ``subagent_event`` when a grandchild spoke)."""
+
+    type: Literal["subagent_event"] = "subagent_event"
+    agent_id: str
+    call_id: str
+    depth: int
+    event: dict[str, Any]
+
+
 RuntimeEvent = Annotated[
     TurnStarted
     | TextDelta
@@ -113,6 +143,8 @@ RuntimeEvent = Annotated[
     | ToolResult
     | TurnCompleted
     | ErrorEvent
-    | CompactionEvent,
+    | CompactionEvent
+    | SubagentEvent
+    | TodoUpdated,
     Field(discriminator="type"),
 ]

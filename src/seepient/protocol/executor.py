@@ -10,7 +10,16 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from seepient.protocol.actions import FetchRequest, FileChange, ShellCommand
+from seepient.protocol.actions import (
+    FetchRequest,
+    FileChange,
+    KnowledgeQuery,
+    MemoryAction,
+    ShellCommand,
+    WebSearchRequest,
+    WorktreeCommand,
+)
+from seepient.protocol.retrieval import KnowledgeOutcome, WebSearchOutcome
 
 
 class _Frozen(BaseModel):
@@ -71,6 +80,80 @@ class SandboxUnavailable(RuntimeError):
     """No sandbox can run here and the user has not turned it off. The message says why and how to fix it."""
 
 
+class BackgroundStarted(_Frozen):
+    """A background command that started: ``process_id`` (``bg_…``) is what shell_output and shell_kill take."""
+
+    process_id: str
+    sandbox: str = "bwrap"
+
+
+class BackgroundOutput(_Frozen):
+    """Output a background process wrote since the last read, and its state.
+
+    ``*_dropped`` counts bytes that were written but can no longer be shown (they fell out of the ring
+    buffer, or the read was longer than its cap and the older part was skipped). ``exit_code`` is set once
+    the process ended; ``ended_by`` says why it ended when Seepient ended it.
+    """
+
+    process_id: str
+    command: str
+    running: bool
+    exit_code: int | None = None
+    ended_by: Literal["kill", "timeout", "session_end"] | None = None
+    stdout: str = ""
+    stderr: str = ""
+    stdout_dropped: int = 0
+    stderr_dropped: int = 0
+    runtime_ms: int = 0
+
+
+class BackgroundRefused(RuntimeError):
+    """A background request that cannot be served (unknown id, another session's process, too many running);
+    the message says which and what to do."""
+
+
+class LspQuery(_Frozen):
+    """One language-server question about ``path`` (absolute, resolved by the path guard). ``line`` and
+    ``character`` are 0-based as in LSP; the tool converts from the model's 1-based numbers."""
+
+    operation: Literal["diagnostics", "definition", "references", "hover", "document_symbols"]
+    path: str
+    line: int = 0
+    character: int = 0
+
+
+class LspLocation(_Frozen):
+    """A place in a file, 0-based as in LSP; ``path`` is absolute. ``name``/``kind``/``depth`` describe a
+    symbol, ``message``/``severity``/``source`` a diagnostic."""
+
+    path: str
+    line: int
+    character: int
+    end_line: int | None = None
+    end_character: int | None = None
+    name: str = ""
+    kind: str = ""
+    depth: int = 0
+    message: str = ""
+    severity: str = ""
+    source: str = ""
+
+
+class LspAnswer(_Frozen):
+    """The server's answer: ``locations`` for definition, references, symbols and diagnostics, ``text`` for
+    hover. ``server`` names the configured language."""
+
+    operation: str
+    server: str
+    locations: tuple[LspLocation, ...] = ()
+    text: str = ""
+
+
+class LspUnavailable(RuntimeError):
+    """No language server can answer (none configured for the file, it failed to start or died); the message
+    says why and how to fix it. The session goes on without it."""
+
+
 class ActionExecutor(Protocol):
     """Host access for tools. Every method touches only what its arguments name."""
 
@@ -101,6 +184,60 @@ class ActionExecutor(Protocol):
 
     async def commit_file(self, change: FileChange) -> CommitOutcome: ...
 
+    async def commit_files(self, changes: tuple[FileChange, ...]) -> CommitOutcome:
+        """Commit several changes all or nothing; on failure ``path`` names the change that failed."""
+        ...
+
     async def fetch(self, request: FetchRequest) -> FetchOutcome:
         """Fetch through the SSRF-safe client; raises ``FetchRefused`` when blocked or failed."""
+        ...
+
+    async def read_memory(self, scope: Literal["user", "project"], path: str) -> bytes:
+        """A file of the agent's memory folder for ``scope`` (``path`` relative to it, no symlink followed);
+        raises ``FileNotFoundError``, ``IsADirectoryError`` or ``PermissionError``."""
+        ...
+
+    async def list_memory(self, scope: Literal["user", "project"], path: str) -> list[str]:
+        """Entries below a memory folder directory (relative to it, directories ending in '/'); empty when
+        the folder does not exist yet; raises ``NotADirectoryError`` for a file."""
+        ...
+
+    async def commit_memory(self, action: MemoryAction) -> CommitOutcome:
+        """Apply a memory write, delete or rename inside the scope's memory folder only, with the pre-image
+        check of the exact commit helper."""
+        ...
+
+    async def knowledge_search(self, query: KnowledgeQuery) -> KnowledgeOutcome:
+        """Ranked passages from the workspace's knowledge index, opened read-only."""
+        ...
+
+    async def web_search(self, request: WebSearchRequest) -> WebSearchOutcome:
+        """Query the search backend through the SSRF-safe client, adding the key from ``api_key_env``;
+        raises ``FetchRefused`` when the address policy blocks it and ``WebSearchFailed`` otherwise."""
+        ...
+
+    async def run_worktree(self, command: WorktreeCommand) -> ShellOutcome:
+        """Run a git worktree operation's exact argv in the sandbox, with ``.seepient/worktrees`` writable for
+        it alone; raises ``SandboxUnavailable`` when no sandbox can start."""
+        ...
+
+    async def start_background(self, command: ShellCommand, *, session_id: str) -> BackgroundStarted:
+        """Start ``command`` in the sandbox and return at once; raises ``BackgroundRefused`` at the limit."""
+        ...
+
+    async def background_output(self, process_id: str, *, session_id: str) -> BackgroundOutput:
+        """New output of a process ``session_id`` started; raises ``BackgroundRefused`` for any other id."""
+        ...
+
+    async def kill_background(self, process_id: str, *, session_id: str) -> BackgroundOutput:
+        """Kill the process group of a process ``session_id`` started; ``BackgroundRefused`` otherwise."""
+        ...
+
+    async def lsp_query(self, query: LspQuery) -> LspAnswer:
+        """Ask the language server for ``query.path``'s language; raises ``LspUnavailable`` when none can."""
+        ...
+
+    async def lsp_diagnostics(self, paths: tuple[str, ...]) -> LspAnswer | None:
+        """Fresh diagnostics for changed files (absolute paths) whose language has a server; None when none
+        has one. Never raises for a server problem: diagnostics after an edit are an offer, not a step."""
         ...

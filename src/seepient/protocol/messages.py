@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -58,6 +60,29 @@ class Usage(_Frozen):
         )
 
 
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""Anthropic's per-image limit, the smallest of the providers Seepient speaks; larger images are refused where
+they enter (a flag, a paste, an API request) rather than by whichever route happens to answer."""
+
+_IMAGE_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def sniff_image_type(head: bytes) -> str | None:
+    """The media type the first bytes announce (PNG, JPEG, GIF, WebP), or None. A name or a declared type is
+    never trusted: providers reject a mismatch, and a surface must say so before the request is sent."""
+    for signature, media_type in _IMAGE_SIGNATURES:
+        if head.startswith(signature):
+            return media_type
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
 class ImagePart(_Frozen):
     """An image attached to a user message: base64 ``data`` or a ``url``, never both."""
 
@@ -70,6 +95,28 @@ class ImagePart(_Frozen):
         if (self.data is None) == (self.url is None):
             raise ValueError("an image needs exactly one of data (base64) or url")
         return self
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ImagePart:
+        """An inline image from its bytes, typed by its content; ``ValueError`` says why it cannot be one."""
+        if len(data) > MAX_IMAGE_BYTES:
+            raise ValueError(
+                f"{len(data)} bytes is over the {MAX_IMAGE_BYTES // (1024 * 1024)} MB image limit; "
+                "scale it down or crop it"
+            )
+        media_type = sniff_image_type(data[:12])
+        if media_type is None:
+            raise ValueError("not a PNG, JPEG, GIF or WebP image (judged by its first bytes)")
+        return cls(media_type=media_type, data=base64.b64encode(data).decode("ascii"))
+
+    def decoded(self) -> bytes:
+        """The inline bytes; ``ValueError`` when the image is a URL or its data is not valid base64."""
+        if self.data is None:
+            raise ValueError("the image is a URL, not inline data")
+        try:
+            return base64.b64decode(self.data, validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"image data is not valid base64: {exc}") from None
 
 
 class ProviderContent(_Frozen):

@@ -1,14 +1,15 @@
 """The agent loop for one turn: ask the model, stream its text, run its tool calls, repeat until it answers.
 
-A turn ends on final text, on the step limit, on a model error, or on interrupt. Tool calls that are not
-concurrency-safe run one after another in the order the model gave them; adjacent concurrency-safe calls
-run together. Results always go back in the model's order.
+A turn ends on final text (unless a ``stop`` hook keeps it going, a bounded number of times), on the step
+limit, on a model error, or on interrupt. Tool calls that are not concurrency-safe for their input run one
+after another in the order the model gave them; adjacent concurrency-safe calls run together, at most
+``max_parallel_tools`` at once. Results always go back in the model's order.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from seepient.context.manager import ConversationContext
@@ -32,6 +33,7 @@ from seepient.protocol import (
     new_id,
 )
 from seepient.runtime.events import EventStream
+from seepient.runtime.hooks import MAX_STOP_CONTINUATIONS, StartResult
 from seepient.runtime.pipeline import ToolCallPipeline
 from seepient.tools.registry import ToolRegistry
 
@@ -40,6 +42,9 @@ PLAN_MODE_NOTE = (
     "Change nothing. Answer with a concise, numbered plan of the changes you would make and how you would "
     "check them; the user approves it before anything is changed."
 )
+
+PLAN_APPROVED_PROMPT = "The plan is approved. Carry it out now."
+"""The user's side of an approved plan, in the history, so the model knows writes are now allowed."""
 
 
 @dataclass(frozen=True)
@@ -52,11 +57,28 @@ class TurnOutcome:
     error: str | None = None
 
 
+StopHook = Callable[..., Awaitable[str | None]]
+"""``stop(turn_id=, reason=, text=, active=)``: a reason to keep the turn going, or None."""
+StartHook = Callable[[], Awaitable[StartResult]]
+
+
+def _concurrency_safe(registry: ToolRegistry, call: ToolCall) -> bool:
+    """Whether the tool says this call may run alongside others; arguments that do not validate run alone
+    (the pipeline reports them)."""
+    tool = registry.get(call.name)
+    if tool is None or call.arguments_error:
+        return False
+    try:
+        args = tool.input_model.model_validate(call.arguments)
+        return bool(tool.is_concurrency_safe(args))
+    except Exception:  # arguments that do not validate, or a tool's own check failing: run it alone
+        return False
+
+
 def _batches(calls: Sequence[ToolCall], registry: ToolRegistry) -> list[list[ToolCall]]:
     batches: list[tuple[bool, list[ToolCall]]] = []
     for call in calls:
-        tool = registry.get(call.name)
-        safe = tool is not None and tool.concurrency_safe
+        safe = _concurrency_safe(registry, call)
         if safe and batches and batches[-1][0]:
             batches[-1][1].append(call)
         else:
@@ -82,6 +104,9 @@ class AgentLoop:
         system_prompt: str,
         max_steps: int,
         context: ConversationContext | None = None,
+        max_parallel_tools: int = 10,
+        stop_hook: StopHook | None = None,
+        start_hook: StartHook | None = None,
     ) -> None:
         self._model = model
         self._model_name = model_name
@@ -92,6 +117,10 @@ class AgentLoop:
         self._system = system_prompt
         self._max_steps = max_steps
         self._context = context
+        self._max_parallel = max(1, max_parallel_tools)
+        self._stop_hook = stop_hook
+        self._start_hook = start_hook
+        self._start_context = ""
 
     async def run_turn(
         self,
@@ -107,6 +136,13 @@ class AgentLoop:
         read_only = plan
         turn_id = new_id("turn")
         self._events.emit(TurnStarted, turn_id=turn_id, prompt=prompt)
+        if self._start_hook is not None:
+            try:
+                blocked = await self._session_start(turn_id)
+            except asyncio.CancelledError:
+                return self._complete(turn_id, "interrupted", "", 0, Usage())
+            if blocked is not None:
+                return self._complete(turn_id, "error", "", 0, Usage(), error=blocked)
         self._history.append(Message.user(prompt, images=images))
         turn_model = (model or self._model, model_name or self._model_name)
         if self._context is not None:
@@ -114,6 +150,7 @@ class AgentLoop:
         usage = Usage()
         text = ""
         step = 0
+        continuations = 0
         try:
             while step < self._max_steps:
                 step += 1
@@ -123,6 +160,14 @@ class AgentLoop:
                 self._history.append(message)
                 text = message.content
                 if not message.tool_calls:
+                    if self._stop_hook is not None and continuations < MAX_STOP_CONTINUATIONS:
+                        reason = await self._stop_hook(
+                            turn_id=turn_id, reason="final", text=text, active=continuations > 0
+                        )
+                        if reason:
+                            continuations += 1
+                            self._history.append(Message.user(f"A stop hook asks you to go on: {reason}"))
+                            continue
                     return self._complete(turn_id, "final", text, step, usage)
                 await self._run_calls(message.tool_calls, turn_id, read_only)
             return self._complete(turn_id, "step_limit", text, step, usage)
@@ -144,7 +189,8 @@ class AgentLoop:
         tools = self._offered(read_only)
         if self._context is not None:
             await self._fit_history(turn_id, tools)
-        system = f"{self._system}\n\n{PLAN_MODE_NOTE}" if read_only else self._system
+        system = f"{self._system}\n\n{self._start_context}" if self._start_context else self._system
+        system = f"{system}\n\n{PLAN_MODE_NOTE}" if read_only else system
         request = ModelRequest(
             model=model_name,
             messages=(Message.system(system), *self._history),
@@ -173,9 +219,29 @@ class AgentLoop:
     async def _run_calls(self, calls: Sequence[ToolCall], turn_id: str, read_only: bool = False) -> None:
         for call in calls:
             self._events.emit(ToolCallEvent, turn_id=turn_id, call=call)
+        limit = asyncio.Semaphore(self._max_parallel)
+
+        async def bounded(call: ToolCall) -> Message:
+            async with limit:
+                return await self._run_call(call, turn_id, read_only)
+
         for batch in _batches(calls, self._registry):
-            results = await asyncio.gather(*(self._run_call(c, turn_id, read_only) for c in batch))
+            results = await asyncio.gather(*(bounded(c) for c in batch))
             self._history.extend(results)
+
+    async def _session_start(self, turn_id: str) -> str | None:
+        """Run the ``sessionStart`` hooks once, before the first model request; a block fails this turn (and
+        they run again at the next one)."""
+        assert self._start_hook is not None
+        result = await self._start_hook()
+        if result.blocked is not None:
+            message = f"a sessionStart hook blocked the session: {result.blocked}"
+            self._events.emit(ErrorEvent, turn_id=turn_id, code="hook_blocked", message=message)
+            return message
+        self._start_hook = None
+        if result.context:
+            self._start_context = f"Context from the user's sessionStart hooks:\n{result.context}"
+        return None
 
     async def _run_call(self, call: ToolCall, turn_id: str, read_only: bool) -> Message:
         # A model may name a tool it was not offered; in plan mode such a call must not reach the pipeline,

@@ -16,6 +16,8 @@ from pydantic import ValidationError
 from seepient.approval import HEADLESS_REASON, ApprovalBroker, once_only_reason
 from seepient.audit.log import AuditLog
 from seepient.audit.record import AuditOutcome, AuditRecord, OutcomeStatus
+from seepient.models.base import Model
+from seepient.models.router import Purpose
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import (
@@ -39,11 +41,14 @@ from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.format import truncate_middle
 from seepient.tools.registry import ToolRegistry
 
-PreHook = Callable[[ToolCall], Awaitable[str | None]]
-"""Runs before preparation; a returned string blocks the call and is the reason the model sees."""
+PreHook = Callable[[ToolCall], Awaitable[str | ToolCall | None]]
+"""Runs before preparation; a returned string blocks the call and is the reason the model sees; a returned
+``ToolCall`` replaces the call's arguments, which are validated again and then prepared, evaluated by policy
+and approved like any others (never around them)."""
 
-PostHook = Callable[[PreparedActionDraft, ToolOutput], Awaitable[None]]
-"""Runs after execution with the action and its output."""
+PostHook = Callable[[PreparedActionDraft, ToolOutput], Awaitable[str | None]]
+"""Runs after execution (and its audit record) with the action and its output; a returned string is appended
+to what the model reads (hook feedback, diagnostics)."""
 
 
 @dataclass
@@ -65,6 +70,8 @@ class PipelineDeps:
     """Set in ``auto`` mode: decides asks of the consent mode before a person is asked."""
     transcript: Sequence[Message] = ()
     """The session's live history, which the classifier reads."""
+    model_for: Callable[[Purpose], Model] | None = None
+    """The standard-tier model of a purpose's route, for tools that declare a ``model_purpose``."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,9 @@ class ToolCallPipeline:
         d = self._d
         tool = d.registry.get(call.name)
         if tool is None:
+            gone = d.registry.gone_reason(call.name)
+            if gone is not None:
+                return self._finish(call, turn_id, "error", f"Tool {call.name} is no longer available: {gone}")
             known = ", ".join(d.registry.names())
             return self._finish(
                 call, turn_id, "error", f"Unknown tool {call.name!r}. Available tools: {known}."
@@ -108,10 +118,29 @@ class ToolCallPipeline:
         except ValidationError as exc:
             return self._finish(call, turn_id, "error", _validation_message(tool, exc))
 
+        original = call
         for hook in d.pre_hooks:
-            blocked = await hook(call)
-            if blocked:
-                return self._finish(call, turn_id, "denied", f"Blocked by a hook: {blocked}")
+            answer = await hook(call)
+            if isinstance(answer, ToolCall):
+                call = original.model_copy(update={"arguments": answer.arguments, "raw_arguments": None})
+                try:
+                    args = tool.input_model.model_validate(call.arguments)
+                except ValidationError as exc:
+                    return self._finish(
+                        original,
+                        turn_id,
+                        "error",
+                        "A preToolUse hook changed the arguments into invalid ones.\n"
+                        + _validation_message(tool, exc),
+                    )
+            elif answer:
+                self._record_refused_call(call, Verdict.deny("hook:preToolUse", answer), answer)
+                return self._finish(original, turn_id, "denied", f"Blocked by a hook: {answer}")
+        modified_note = ""
+        if call is not original:
+            shown = json.dumps(call.arguments, default=str, ensure_ascii=False)
+            shown = truncate_middle(shown, 2000)
+            modified_note = f"[A preToolUse hook changed the arguments of this call to: {shown}]\n"
 
         ctx = ToolContext(
             workspace=d.workspace,
@@ -120,6 +149,7 @@ class ToolCallPipeline:
             paths=d.policy.guard,
             executor=d.executor,
             default_timeout_ms=d.default_timeout_ms,
+            model=d.model_for(tool.model_purpose) if tool.model_purpose and d.model_for else None,
         )
         try:
             draft = await tool.prepare(args, ctx)
@@ -146,10 +176,18 @@ class ToolCallPipeline:
                 return self._finish(call, turn_id, "rejected", _refusal_text(approval, feedback), draft)
 
         output = await self._execute(tool, draft, ctx, verdict, approval)
+        notes = []
         for post in d.post_hooks:
-            await post(draft, output)
-        text = truncate_middle(output.text, tool.max_result_chars)
-        return self._finish(call, turn_id, "error" if output.is_error else "ok", text, draft, output.data)
+            note = await post(draft, output)
+            if note:
+                notes.append(note)
+        text = modified_note + truncate_middle(output.text, tool.max_result_chars)
+        if notes:
+            text += "\n\n" + "\n".join(notes)
+        data = output.data
+        if modified_note:
+            data = {**data, "hook_arguments": call.arguments}
+        return self._finish(original, turn_id, "error" if output.is_error else "ok", text, draft, data)
 
     async def _ask(self, draft: PreparedActionDraft, verdict: Verdict, turn_id: str) -> ApprovalResponse:
         """ask → session grant → (auto mode) classifier → -y, a person, or a headless refusal."""

@@ -4,7 +4,8 @@ execution and audit for a workspace, and runs turns one at a time."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -14,18 +15,36 @@ from seepient.audit.log import AuditLog
 from seepient.config import SeepientPaths, Settings, SettingsError, load_settings
 from seepient.config.settings import normalise_mode
 from seepient.context.manager import ConversationContext
+from seepient.context.warnings import ContextWarning
+from seepient.execution.background import BackgroundProcesses
 from seepient.execution.local import LocalExecutor
+from seepient.execution.lsp_config import server_configs
+from seepient.execution.mcp_transport import HostMcpConnector
 from seepient.models.base import Model
 from seepient.models.router import ModelRouter, Purpose
 from seepient.net import policy_from_settings
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
-from seepient.protocol import CompactionEvent, ImagePart, Message, RuntimeEvent, ToolCall, new_id
+from seepient.protocol import (
+    CompactionEvent,
+    ImagePart,
+    Message,
+    RuntimeEvent,
+    TodoItem,
+    TodoUpdated,
+    ToolCall,
+    new_id,
+)
+from seepient.runtime.edit_diagnostics import EditDiagnostics
 from seepient.runtime.events import EventListener, EventStream
-from seepient.runtime.loop import AgentLoop, TurnOutcome
+from seepient.runtime.hooks import FunctionHook, HookRunner
+from seepient.runtime.loop import PLAN_APPROVED_PROMPT, AgentLoop, TurnOutcome
+from seepient.runtime.mcp import SessionMcp
 from seepient.runtime.pipeline import CallResult, PipelineDeps, ToolCallPipeline
+from seepient.runtime.subagent import SubagentSpec, bind_subagents
 from seepient.tools.base import Tool
 from seepient.tools.builtin.skill import SkillTool
+from seepient.tools.builtin.todo import TodoWriteTool
 from seepient.tools.registry import ToolRegistry, builtin_registry
 
 __all__ = ["Session", "SessionOptions", "TurnOutcome"]
@@ -66,12 +85,29 @@ class SessionOptions:
     """Keep an id the surface already gave the session (the server's stored sessions); new when ``None``."""
     history: list[Message] = field(default_factory=list)
     """Messages of earlier turns to continue from (a session the server restored from its store)."""
+    grants: Sequence[tuple[str, str]] = ()
+    """Standing session grants to re-establish, as ``on_grant`` reported them (``ApprovalBroker``)."""
+    on_grant: Callable[[str, str], None] | None = None
+    """Told of each grant the user gives for the rest of the session, so the surface can store it."""
+    resumed: bool = False
+    """``history`` is a stored conversation being continued (a restarted server, a resumed TUI session): a
+    replay script then plays on after the steps the history shows instead of from its first turn."""
     router: ModelRouter | None = None
     """A router shared by several sessions (a server keeps one, so breakers see every session's failures);
     the session builds and closes its own when ``None``."""
+    subagent: SubagentSpec | None = None
+    """Set when the session is a sub-agent: what it takes from its parent (``runtime/subagent.py``)."""
+    hooks: list[FunctionHook] = field(default_factory=list)
+    """Python callables run as hooks after the settings' command hooks (the SDK's ``Agent(hooks=...)``; a
+    parent session hands its own to a child)."""
 
 
 class Session:
+    hooks: HookRunner
+    """The session's hooks; ``hooks.add(event, fn, matcher=...)`` registers a Python callable."""
+    mcp: SessionMcp
+    """The session's MCP servers; they start with the first turn (or ``await session.start_mcp()``)."""
+
     def __init__(
         self,
         *,
@@ -127,19 +163,22 @@ class Session:
             raise SettingsError(f"workspace {workspace} is not a directory")
         workspace = workspace.resolve()
         paths = options.paths or SeepientPaths.from_env(dict(options.environ) if options.environ else None)
-        settings = load_settings(workspace, paths=paths, config_file=options.config_file)
+        # A sub-agent works under its parent's settings, never those of the checkout it works in.
+        settings = (
+            options.subagent.settings
+            if options.subagent is not None
+            else load_settings(workspace, paths=paths, config_file=options.config_file)
+        )
         mode = normalise_mode(options.mode or settings.permissions.mode or "ask-untrusted")
         sandbox = options.sandbox or settings.execution.sandbox
-        if settings.execution.backend != "local":
-            raise SettingsError(
-                f'execution.backend {settings.execution.backend!r} is not available yet; use "local"'
-            )
         if not (options.model or settings.models.default or settings.models.routes):
             raise SettingsError(_NO_MODEL)
         router = options.router or ModelRouter(
             settings.models, model_override=options.model, base_url=options.base_url, environ=options.environ
         )
         model = router.route("text", "standard")
+        if options.resumed:
+            router.resume_replays(sum(1 for message in options.history if message.role == "assistant"))
         spec = model.name
         # Summaries and the auto-mode classifier use the efficient tier; with a replay script there is none
         # (a script is the whole conversation), so they ask the session's own model.
@@ -148,11 +187,15 @@ class Session:
 
         session_id = options.session_id or new_id("ses")
         events = EventStream(session_id)
-        registry = builtin_registry()
+        registry = builtin_registry(settings)
         for tool in options.extra_tools:
             registry.register(tool)
         policy = PolicyEngine(
-            workspace, seepient_home=paths.home, mode=mode, permissions=settings.permissions
+            workspace,
+            seepient_home=paths.home,
+            mode=mode,
+            permissions=settings.permissions,
+            sources=options.subagent.sources if options.subagent is not None else None,
         )
         executor = LocalExecutor(
             workspace,
@@ -165,16 +208,47 @@ class Session:
             # proxy, which applies the same address policy and Fetch deny rules as web_fetch.
             network_egress="filtered",
             egress_domain_check=policy.refused_host,
+            background=BackgroundProcesses(
+                max_running=settings.execution.max_background_processes,
+                buffer_bytes=settings.execution.background_buffer_bytes,
+            ),
+            language_servers=server_configs(settings.lsp),
+            lsp_request_timeout_s=settings.lsp.request_timeout_ms / 1000,
+            lsp_diagnostics_wait_s=settings.lsp.diagnostics_wait_ms / 1000,
         )
-        audit = AuditLog(paths.audit_log, principal=options.principal)
+        audit = (
+            options.subagent.audit_log(paths.audit_log, options.principal)
+            if options.subagent is not None
+            else AuditLog(paths.audit_log, principal=options.principal)
+        )
+        if settings.execution.backend == "docker-worker":
+            # Worker mode: shell commands and file commits go to the scheduler; this process only reads.
+            from seepient.execution.docker_worker import DockerWorkerExecutor
+
+            executor = DockerWorkerExecutor.from_settings(
+                settings.execution, workspace=workspace, reads=executor, session_id=session_id, audit=audit
+            )
         history: list[Message] = list(options.history)
         broker = ApprovalBroker(
             options.approver,
             auto_approve=options.auto_approve,
             scopes=ScopeFinder(policy.workspace, policy.guard, home=policy.guard.home),
-            project_settings=SeepientPaths.project_settings(policy.workspace),
+            project_settings=None
+            if options.subagent is not None
+            else SeepientPaths.project_settings(policy.workspace),
+            on_grant=options.on_grant,
         )
+        for kind, value in options.grants:
+            broker.restore_grant(kind, value)
         classifier = AutoModeClassifier(helper_model, model_name=helper_name) if mode == "auto" else None
+        hooks = HookRunner(
+            settings.hooks,
+            workspace=workspace,
+            session_id=session_id,
+            environ=options.environ,
+            # The same list: a hook added to the open session reaches the options sub-agents are opened with.
+            functions=options.hooks,
+        )
         deps = PipelineDeps(
             registry=registry,
             policy=policy,
@@ -189,7 +263,12 @@ class Session:
             default_timeout_ms=settings.execution.default_timeout_ms,
             classifier=classifier,
             transcript=history,
+            model_for=lambda purpose: router.route(purpose, "standard"),
+            pre_hooks=[hooks.pre_tool_use],
+            post_hooks=[hooks.post_tool_use],
         )
+        if settings.lsp.diagnostics_after_edit:
+            deps.post_hooks.append(EditDiagnostics(executor, workspace, policy.guard, session_id))
         context = ConversationContext.open(
             workspace,
             settings=settings,
@@ -206,6 +285,21 @@ class Session:
         skill_tool = registry.get(SkillTool.name)
         if isinstance(skill_tool, SkillTool):
             skill_tool.bind(context.skills)
+        todo_tool = registry.get(TodoWriteTool.name)
+        if isinstance(todo_tool, TodoWriteTool):
+            todo_tool.bind(lambda items: events.emit(TodoUpdated, items=items))
+        if settings.ignored_project_hooks is not None:
+            context.assembled = dataclasses.replace(
+                context.assembled,
+                warnings=(
+                    *context.assembled.warnings,
+                    ContextWarning(
+                        str(settings.ignored_project_hooks),
+                        "hooks in a project's settings are ignored (a cloned repository must not run commands "
+                        "on this machine); put hooks you trust in ~/.seepient/settings.json or a --config file",
+                    ),
+                ),
+            )
         loop = AgentLoop(
             model=model,
             model_name=_model_id(spec),
@@ -216,8 +310,11 @@ class Session:
             system_prompt=context.system_prompt(),
             max_steps=options.max_steps or settings.runtime.max_steps,
             context=context,
+            max_parallel_tools=settings.runtime.max_parallel_tools,
+            stop_hook=hooks.stop,
+            start_hook=hooks.session_start,
         )
-        return cls(
+        session = cls(
             session_id=session_id,
             workspace=workspace,
             settings=settings,
@@ -237,6 +334,32 @@ class Session:
             router=router,
             owns_router=options.router is None,
         )
+        session.hooks = hooks
+        session.mcp = SessionMcp(
+            settings=settings,
+            workspace=workspace,
+            registry=registry,
+            connector=HostMcpConnector(
+                workspace,
+                environ=options.environ,
+                net_policy=policy_from_settings(settings.net),
+                domain_check=policy.refused_host,
+            ),
+            events=events,
+            audit=audit,
+            approver=options.approver,
+            session_id=session_id,
+            model_name=spec,
+            surface=options.surface,
+        )
+        bind_subagents(session, options, paths)
+        return session
+
+    @property
+    def todos(self) -> tuple[TodoItem, ...]:
+        """The todo list the model keeps with ``todo_write`` (empty until it writes one)."""
+        tool = self.registry.get(TodoWriteTool.name)
+        return tool.items if isinstance(tool, TodoWriteTool) else ()
 
     def set_mode(self, mode: str) -> str:
         """Switch the consent mode for the next action (a surface's mode toggle); returns the canonical name.
@@ -247,6 +370,7 @@ class Session:
         if canonical in policy.rules.disabled_modes:
             raise SettingsError(f"the managed settings switch the {canonical} mode off")
         policy.mode = canonical
+        self.context.set_consent_mode(canonical)
         if canonical == "auto" and deps.classifier is None:
             helper = self._router.efficient() or self._model
             deps.classifier = AutoModeClassifier(helper, model_name=_model_id(helper.name))
@@ -289,6 +413,7 @@ class Session:
         # Images decide the route even in plan mode: a plan model that cannot see them would answer blind.
         purpose: Purpose | None = "vision" if images else ("plan" if plan else None)
         async with self._lock:
+            await self.mcp.start()
             if purpose is None:
                 return await self._loop.run_turn(prompt)
             model = self.model_for(purpose)
@@ -296,13 +421,32 @@ class Session:
                 prompt, images, model=model, model_name=_model_id(model.name), plan=plan
             )
 
+    async def carry_out_plan(self) -> TurnOutcome:
+        """Continue after the user approved the plan the last planning turn ended with: an ordinary turn in
+        the same history, with every tool offered again (each action still goes through policy)."""
+        return await self.run(PLAN_APPROVED_PROMPT)
+
     async def perform(self, call: ToolCall) -> CallResult:
         """Run one action Seepient itself prepared for the user (``seepient commit``'s ``git commit``), not
         the model's, through the same pipeline: policy, approval, execution and audit."""
         async with self._lock:
+            await self.mcp.start()
             return await self._pipeline.run(call, new_id("turn"))
 
+    async def start_mcp(self) -> None:
+        """Start the configured MCP servers now rather than with the first turn (to list their tools);
+        problems become ``error`` events and the session goes on."""
+        async with self._lock:
+            await self.mcp.start()
+
     async def aclose(self) -> None:
+        # Background processes and language servers die with the session.
+        if (
+            isinstance(self._deps.executor, LocalExecutor)
+            or self.settings.execution.backend == "docker-worker"
+        ):
+            await self._deps.executor.aclose()
+        await self.mcp.aclose()
         await self._model.aclose()
         if self._owns_router:
             await self._router.aclose()

@@ -55,6 +55,8 @@ class SchedulerConfig(_Section):
     limits: LimitMaxima
     worker_image: str = Field(alias="workerImage")
     state_dir: Path = Field(alias="stateDir")
+    pool_size: int = Field(default=0, alias="poolSize", ge=0, le=16)
+    """Warm single-use containers kept per (workspace, limits) in use; 0 starts each one on demand."""
 
     def dispatch_verify_key(self, key_id: str) -> Ed25519PublicKey | None:
         """The public key configured for ``key_id``, or None when no such key is configured.

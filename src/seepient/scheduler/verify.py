@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from seepient.crypto import CryptoFileError, signature_valid
-from seepient.protocol import FileChange, WorkerDispatch
+from seepient.protocol import FileChange, ShellCommand, WorkerDispatch
 from seepient.protocol.actions import payload_digest
 from seepient.scheduler.config import SchedulerConfig
 from seepient.scheduler.nonces import NonceStore
@@ -39,6 +39,7 @@ class RefusalReason(StrEnum):
     LEASE_OUTSIDE_ROOT = "lease_outside_root"
     LIMITS_EXCEEDED = "limits_exceeded"
     REPLAYED = "replayed"
+    UNSUPPORTED_ACTION = "unsupported_action"
 
 
 class DispatchRefused(Exception):
@@ -195,6 +196,22 @@ def _check_lease(dispatch: WorkerDispatch, config: SchedulerConfig, now: dt.date
                 RefusalReason.LEASE_OUTSIDE_ROOT,
                 f"the file change's path {payload.path!r} must be relative to the workspace without '..'",
             )
+    elif isinstance(payload, ShellCommand):
+        cwd = Path(payload.cwd) if Path(payload.cwd).is_absolute() else workspace / payload.cwd
+        try:
+            resolved_cwd = cwd.resolve(strict=True)
+        except (OSError, RuntimeError):
+            resolved_cwd = None
+        if resolved_cwd is None or not resolved_cwd.is_relative_to(workspace) or not resolved_cwd.is_dir():
+            raise DispatchRefused(
+                RefusalReason.LEASE_OUTSIDE_ROOT,
+                f"the command's working directory {payload.cwd!r} is not a directory inside the leased workspace",
+            )
+    else:
+        raise DispatchRefused(
+            RefusalReason.UNSUPPORTED_ACTION,
+            f"a worker runs shell commands and file changes, not {dispatch.action.kind} actions",
+        )
     return workspace
 
 

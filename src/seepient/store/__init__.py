@@ -10,6 +10,7 @@ from seepient.store.repository import (
     Store,
     StoredEvent,
     StoreError,
+    TurnClaim,
     TurnRecord,
     database_url,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredEvent",
+    "TurnClaim",
     "TurnRecord",
     "database_url",
 ]

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import hmac
 import secrets
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,7 +22,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, delete, event, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, event, func, insert, or_, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -31,6 +31,7 @@ from seepient.store.tables import (
     GrantRow,
     MessageRow,
     PendingApprovalRow,
+    ReplicaRow,
     SessionRow,
     TokenRow,
     TurnRow,
@@ -43,11 +44,19 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredEvent",
+    "TurnClaim",
     "TurnRecord",
     "database_url",
 ]
 
 _TOKEN_PREFIX = "spt"
+#: The PostgreSQL channel on which replicas announce committed changes (see ``seepient.store.notify``).
+CHANGES_CHANNEL = "seepient_changes"
+#: A replica whose heartbeat is older than this is taken for dead and its running turns for cut.
+REPLICA_STALE_S = 15.0
+
+#: ``(session_id, turn_id, seq) -> (type, json)``: the event that closes a turn a dead server cut.
+CloseCutTurn = Callable[[str, str, int], tuple[str, str]]
 
 
 class StoreError(Exception):
@@ -88,6 +97,16 @@ class TurnRecord:
 
 
 @dataclass(frozen=True)
+class TurnClaim:
+    """The answer to ``claim_turn``: whether this replica may run a turn now, who runs one otherwise, and the
+    session's last stored event."""
+
+    claimed: bool
+    owner: str | None
+    last_seq: int
+
+
+@dataclass(frozen=True)
 class StoredEvent:
     seq: int
     type: str
@@ -102,6 +121,7 @@ class PendingApproval:
     body: dict[str, Any]
     status: str
     expires_at: datetime
+    answer: dict[str, Any] | None = None
 
 
 def database_url(raw: str | None, home: Path) -> str:
@@ -173,6 +193,10 @@ class Store:
         # SQLite takes one writer at a time; queueing writers here, rather than letting pooled connections
         # race for the file lock, keeps a busy server from failing with "database is locked".
         self._one_writer = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+        self.shared = engine.dialect.name == "postgresql"
+        """Whether several replicas may share this database (PostgreSQL); SQLite belongs to one process."""
+        self.replica_id: str | None = None
+        """Set by the server: names this replica in the notifications it sends."""
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncSession]:
@@ -205,6 +229,21 @@ class Store:
 
     async def aclose(self) -> None:
         await self.engine.dispose()
+
+    def libpq_url(self) -> str:
+        """The database as a libpq connection URI, for a dedicated ``LISTEN`` connection."""
+        return self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    async def _notify(self, db: AsyncSession, payloads: Sequence[str]) -> None:
+        # Sent inside the writing transaction: PostgreSQL delivers notifications on commit, never before.
+        if self.shared and payloads:
+            await db.execute(
+                text(f"SELECT pg_notify('{CHANGES_CHANNEL}', p) FROM unnest(CAST(:ps AS text[])) AS p"),
+                {"ps": list(payloads)},
+            )
+
+    def _tag(self, kind: str, *parts: object) -> str:
+        return " ".join([kind, self.replica_id or "-", *(str(p) for p in parts)])
 
     # -- tokens ---------------------------------------------------------------------------------------
 
@@ -376,34 +415,153 @@ class Store:
             )
             return list(rows)
 
-    async def recover_after_crash(self) -> list[tuple[str, str, int]]:
+    async def recover_after_crash(self, close: CloseCutTurn | None = None) -> list[tuple[str, str, int]]:
         """Mark turns a dead server left running as interrupted; returns ``(session_id, turn_id, last_seq)``
-        for each, so the caller can close the turn's event stream.
+        for each. With ``close``, the event it makes is stored as the turn's last (seq ``last_seq + 1``) in
+        the same transaction, so a client replaying the turn sees it end rather than hang.
 
+        On SQLite the server is the only process, so every running turn was cut. On a shared database only
+        the turns of sessions owned by no live replica are (a replica is live while its heartbeat is under
+        ``REPLICA_STALE_S`` old); each is closed by exactly one replica even when several recover at once.
         Their stored history is that of the last completed turn, so the session can simply be continued.
         """
+        cut: list[tuple[str, str, int]] = []
         async with self._write() as db:
-            cut = [
-                (session_id, turn_id, last_seq)
-                for session_id, turn_id, last_seq in await db.execute(
-                    select(TurnRow.session_id, TurnRow.id, SessionRow.last_seq)
-                    .join(SessionRow, SessionRow.id == TurnRow.session_id)
-                    .where(TurnRow.status == "running")
-                    .order_by(TurnRow.session_id)
-                )
-            ]
-            await db.execute(
-                update(TurnRow)
+            query = (
+                select(TurnRow.session_id, TurnRow.id, SessionRow.last_seq)
+                .join(SessionRow, SessionRow.id == TurnRow.session_id)
                 .where(TurnRow.status == "running")
-                .values(status="interrupted", reason="interrupted", finished_at=_now())
+                .order_by(TurnRow.session_id)
             )
-            await db.execute(update(SessionRow).where(SessionRow.status == "running").values(status="idle"))
-            await db.execute(
-                update(PendingApprovalRow)
-                .where(PendingApprovalRow.status == "pending")
-                .values(status="expired")
+            alive = select(ReplicaRow.id).where(
+                ReplicaRow.heartbeat_at >= _now() - timedelta(seconds=REPLICA_STALE_S)
             )
+            if self.shared:
+                query = query.where(or_(SessionRow.owner.is_(None), SessionRow.owner.not_in(alive)))
+                # Two replicas recovering at once: the row lock makes the second wait and then skip.
+                query = query.with_for_update(of=TurnRow, skip_locked=True)
+            candidates = list(await db.execute(query))
+            notices = []
+            for session_id, turn_id, last_seq in candidates:
+                done = await db.execute(
+                    update(TurnRow)
+                    .where(TurnRow.id == turn_id, TurnRow.status == "running")
+                    .values(status="interrupted", reason="interrupted", finished_at=_now())
+                )
+                if not done.rowcount:  # type: ignore[attr-defined]
+                    continue
+                cut.append((session_id, turn_id, last_seq))
+                await db.execute(
+                    update(SessionRow)
+                    .where(SessionRow.id == session_id)
+                    .values(status="idle", interrupt_requested=False, updated_at=_now())
+                )
+                await db.execute(
+                    update(PendingApprovalRow)
+                    .where(
+                        PendingApprovalRow.session_id == session_id, PendingApprovalRow.status == "pending"
+                    )
+                    .values(status="expired")
+                )
+                if close is not None:
+                    kind, data = close(session_id, turn_id, last_seq + 1)
+                    await db.execute(
+                        insert(EventRow.__table__),
+                        [{"session_id": session_id, "seq": last_seq + 1, "type": kind, "data": data}],
+                    )
+                    await db.execute(
+                        update(SessionRow).where(SessionRow.id == session_id).values(last_seq=last_seq + 1)
+                    )
+                    notices.append(self._tag("e", session_id, last_seq + 1))
+            # A session claimed for a turn that never started is left running too, and its questions open.
+            orphaned = select(SessionRow.id).where(SessionRow.status == "running")
+            if self.shared:
+                orphaned = orphaned.where(or_(SessionRow.owner.is_(None), SessionRow.owner.not_in(alive)))
+            orphans = list(await db.scalars(orphaned))
+            if orphans:
+                await db.execute(update(SessionRow).where(SessionRow.id.in_(orphans)).values(status="idle"))
+                await db.execute(
+                    update(PendingApprovalRow)
+                    .where(PendingApprovalRow.session_id.in_(orphans), PendingApprovalRow.status == "pending")
+                    .values(status="expired")
+                )
+            await self._notify(db, notices)
         return cut
+
+    # -- replicas -------------------------------------------------------------------------------------
+
+    async def heartbeat(self, replica_id: str) -> None:
+        """Record that ``replica_id`` is alive (creates its row on the first beat)."""
+        now = _now()
+        async with self._write() as db:
+            done = await db.execute(
+                update(ReplicaRow).where(ReplicaRow.id == replica_id).values(heartbeat_at=now)
+            )
+            if not done.rowcount:  # type: ignore[attr-defined]
+                db.add(ReplicaRow(id=replica_id, started_at=now, heartbeat_at=now))
+
+    async def remove_replica(self, replica_id: str) -> None:
+        """A replica shutting down cleanly: its sessions are free at once, not after its heartbeat goes stale."""
+        async with self._write() as db:
+            await db.execute(delete(ReplicaRow).where(ReplicaRow.id == replica_id))
+
+    async def claim_turn(self, session_id: str, replica_id: str) -> TurnClaim:
+        """Make ``replica_id`` the one replica running a turn of the session, unless a turn runs already."""
+        async with self._write() as db:
+            done = await db.execute(
+                update(SessionRow)
+                .where(SessionRow.id == session_id, SessionRow.status != "running")
+                .values(owner=replica_id, status="running", interrupt_requested=False, updated_at=_now())
+            )
+            row = (
+                await db.execute(
+                    select(SessionRow.owner, SessionRow.last_seq).where(SessionRow.id == session_id)
+                )
+            ).first()
+        owner, last_seq = row if row is not None else (None, 0)
+        return TurnClaim(claimed=bool(done.rowcount), owner=owner, last_seq=last_seq)  # type: ignore[attr-defined]
+
+    async def release_turn(self, session_id: str, replica_id: str) -> None:
+        """Give back a claim whose turn never started."""
+        async with self._write() as db:
+            await db.execute(
+                update(SessionRow)
+                .where(SessionRow.id == session_id, SessionRow.owner == replica_id)
+                .values(status="idle", updated_at=_now())
+            )
+
+    async def request_interrupt(self, session_id: str) -> str | None:
+        """Ask the replica running the session's turn to interrupt it; returns that replica, or ``None`` when
+        no turn is running."""
+        async with self._write() as db:
+            done = await db.execute(
+                update(SessionRow)
+                .where(SessionRow.id == session_id, SessionRow.status == "running")
+                .values(interrupt_requested=True)
+            )
+            if not done.rowcount:  # type: ignore[attr-defined]
+                return None
+            owner = await db.scalar(select(SessionRow.owner).where(SessionRow.id == session_id))
+            await self._notify(db, [self._tag("i", session_id)])
+        return owner
+
+    async def interrupts_requested(self, session_ids: Iterable[str]) -> list[str]:
+        ids = list(session_ids)
+        if not ids:
+            return []
+        async with self._sessions() as db:
+            rows = await db.scalars(
+                select(SessionRow.id).where(SessionRow.id.in_(ids), SessionRow.interrupt_requested.is_(True))
+            )
+            return list(rows)
+
+    async def last_seqs(self, session_ids: Iterable[str]) -> dict[str, int]:
+        ids = list(session_ids)
+        if not ids:
+            return {}
+        async with self._sessions() as db:
+            rows = await db.execute(select(SessionRow.id, SessionRow.last_seq).where(SessionRow.id.in_(ids)))
+            return {session_id: last_seq for session_id, last_seq in rows}
 
     # -- events ---------------------------------------------------------------------------------------
 
@@ -420,20 +578,17 @@ class Store:
         for session_id, seq, _, _ in batch:
             last[session_id] = max(seq, last.get(session_id, 0))
         async with self._write() as db:
-            # Core executemany, not ORM objects: a burst of streamed tokens is thousands of rows.
+            # Core executemany on the table, not ORM objects: a burst of streamed tokens is thousands of rows,
+            # and the sessions' last seqs go in one executemany rather than a statement per session.
             await db.execute(
-                insert(EventRow),
+                _INSERT_EVENT,
                 [
                     {"session_id": sid, "seq": seq, "type": kind, "data": data}
                     for sid, seq, kind, data in batch
                 ],
             )
-            for session_id, seq in last.items():
-                await db.execute(
-                    update(SessionRow)
-                    .where(SessionRow.id == session_id, SessionRow.last_seq < seq)
-                    .values(last_seq=seq)
-                )
+            await db.execute(_RAISE_LAST_SEQ, [{"b_id": sid, "b_seq": seq} for sid, seq in last.items()])
+            await self._notify(db, [self._tag("e", sid, seq) for sid, seq in last.items()])
 
     async def events_after(self, session_id: str, after: int, limit: int = 10_000) -> list[StoredEvent]:
         async with self._sessions() as db:
@@ -462,6 +617,43 @@ class Store:
                     expires_at=now + timedelta(seconds=timeout_s),
                 )
             )
+
+    async def answer_pending(self, session_id: str, request_id: str, answer: dict[str, Any]) -> bool:
+        """Answer a pending request of the session from any replica (the one running the turn is told);
+        ``False`` when it is not pending (answered, expired, or not the session's)."""
+        async with self._write() as db:
+            done = await db.execute(
+                update(PendingApprovalRow)
+                .where(
+                    PendingApprovalRow.request_id == request_id,
+                    PendingApprovalRow.session_id == session_id,
+                    PendingApprovalRow.status == "pending",
+                )
+                .values(status="answered", answer=answer)
+            )
+            if not done.rowcount:  # type: ignore[attr-defined]
+                return False
+            await self._notify(db, [self._tag("a", session_id, request_id)])
+        return True
+
+    async def pending_request(self, session_id: str, request_id: str) -> PendingApproval | None:
+        """One request of the session, whatever its status (``None`` when the session has no such request)."""
+        async with self._sessions() as db:
+            row = await db.scalar(
+                select(PendingApprovalRow).where(
+                    PendingApprovalRow.request_id == request_id, PendingApprovalRow.session_id == session_id
+                )
+            )
+        if row is None:
+            return None
+        return PendingApproval(
+            request_id=row.request_id,
+            session_id=row.session_id,
+            body=row.body,
+            status=row.status,
+            expires_at=_aware(row.expires_at),
+            answer=row.answer,
+        )
 
     async def resolve_pending(self, request_id: str, status: str, answer: dict[str, Any] | None) -> bool:
         """Close a pending request once; ``False`` when it was already answered or expired."""
@@ -503,6 +695,16 @@ class Store:
                 .order_by(GrantRow.id)
             )
             return [(kind, value) for kind, value in rows]
+
+
+_INSERT_EVENT = insert(EventRow.__table__)
+_RAISE_LAST_SEQ = (
+    update(SessionRow.__table__)
+    .where(
+        SessionRow.__table__.c.id == bindparam("b_id"), SessionRow.__table__.c.last_seq < bindparam("b_seq")
+    )
+    .values(last_seq=bindparam("b_seq"))
+)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

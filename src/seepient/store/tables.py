@@ -1,11 +1,12 @@
-"""The server's tables: tokens, sessions, turns, events and pending approvals (SQLAlchemy 2 declarative)."""
+"""The server's tables: tokens, sessions, turns, events, pending approvals, grants and replicas (SQLAlchemy 2
+declarative)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -35,6 +36,20 @@ class SessionRow(Base):
     last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The replica that runs (or last ran) the session's turn."""
+    interrupt_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Set by a replica that was asked to interrupt a turn another replica runs; the owner acts on it."""
+
+
+class ReplicaRow(Base):
+    """A control-plane replica sharing this database, alive while its heartbeat is recent."""
+
+    __tablename__ = "replicas"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class TurnRow(Base):

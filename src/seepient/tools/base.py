@@ -6,11 +6,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from seepient.protocol import ActionExecutor, PathAccess, PreparedActionDraft, ToolSpec
+
+if TYPE_CHECKING:
+    from seepient.models.base import Model
+    from seepient.models.router import Purpose
 
 InputT = TypeVar("InputT", bound=BaseModel)
 
@@ -26,6 +30,8 @@ class ToolContext:
     executor: ActionExecutor
     default_timeout_ms: int = 120_000
     extra: dict[str, Any] = field(default_factory=dict)
+    model: Model | None = None
+    """The model of the route the tool declared in ``model_purpose`` (for example ``media``), else None."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,14 @@ class Tool(ABC, Generic[InputT]):
     read_only: ClassVar[bool] = False
     concurrency_safe: ClassVar[bool] = False
     max_result_chars: ClassVar[int] = 30_000
+    model_purpose: ClassVar[Purpose | None] = None
+    """A tool that asks a model itself (an image generator on the ``media`` route) names the purpose; the
+    pipeline hands it that route's model (fallbacks, retries and breakers included) as ``ctx.model``."""
+
+    def is_concurrency_safe(self, args: InputT) -> bool:
+        """Whether this call may run alongside other calls of the same model step; by default the class flag.
+        A tool whose safety depends on its input (a read-only shell line) overrides this."""
+        return self.concurrency_safe
 
     def spec(self) -> ToolSpec:
         schema = self.input_model.model_json_schema()

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
+from seepient.config.settings import Settings
 from seepient.protocol import ToolSpec
 from seepient.tools.base import Tool
 from seepient.tools.builtin import BUILTIN_TOOL_TYPES
+from seepient.tools.builtin.agent import AgentTool
+from seepient.tools.builtin.knowledge import KnowledgeSearchTool
+from seepient.tools.builtin.lsp import LspTool
+from seepient.tools.builtin.memory import MemoryTool
+from seepient.tools.builtin.shell_background import ShellKillTool, ShellOutputTool
 from seepient.tools.builtin.skill import SkillTool
 from seepient.tools.builtin.web_fetch import WebFetchTool
+from seepient.tools.builtin.web_search import WebSearchTool
+from seepient.tools.builtin.worktree import WorktreeCreateTool, WorktreeListTool, WorktreeRemoveTool
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """What every provider accepts as a function name (OpenAI and Anthropic both cap it at 64 characters)."""
@@ -22,6 +31,8 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool[Any]] = {}
         self._disabled: set[str] = set()
+        self._gone: dict[str, str] = {}
+        self._only: frozenset[str] | None = None
 
     def register(self, tool: Tool[Any]) -> None:
         name = tool.name
@@ -32,16 +43,17 @@ class ToolRegistry:
         if name in self._tools:
             raise ValueError(f"a tool named {name!r} is already registered; tool names must be unique")
         self._tools[name] = tool
+        self._gone.pop(name, None)
 
     def get(self, name: str) -> Tool[Any] | None:
         """The enabled tool called ``name``, or None."""
-        if name in self._disabled:
+        if name in self._disabled or (self._only is not None and name not in self._only):
             return None
         return self._tools.get(name)
 
     def names(self) -> list[str]:
         """Enabled tool names in registration order."""
-        return [name for name in self._tools if name not in self._disabled]
+        return [name for name in self._tools if self.get(name) is not None]
 
     def specs(self) -> list[ToolSpec]:
         """What the model is told about each enabled tool."""
@@ -53,6 +65,21 @@ class ToolRegistry:
             raise KeyError(f"no tool named {name!r} to disable (registered: {known})")
         self._disabled.add(name)
 
+    def restrict(self, names: Iterable[str]) -> None:
+        """Offer only ``names`` from now on, including tools registered later (a sub-agent's subset)."""
+        self._only = frozenset(names)
+
+    def unregister(self, name: str, reason: str) -> None:
+        """Remove a tool that can no longer run (an MCP server's, when the server went away); a later call of
+        ``name`` is told ``reason`` instead of "unknown tool"."""
+        self._tools.pop(name, None)
+        self._disabled.discard(name)
+        self._gone[name] = reason
+
+    def gone_reason(self, name: str) -> str | None:
+        """Why ``name`` was unregistered, or None."""
+        return self._gone.get(name)
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.get(name) is not None
 
@@ -60,11 +87,22 @@ class ToolRegistry:
         return len(self.names())
 
 
-def builtin_registry() -> ToolRegistry:
-    """A registry holding one instance of every built-in tool."""
+def builtin_registry(settings: Settings | None = None) -> ToolRegistry:
+    """A registry holding one instance of every built-in tool; ``settings`` configure those that need it
+    (``webSearch``)."""
     registry = ToolRegistry()
     for tool_type in BUILTIN_TOOL_TYPES:
         registry.register(tool_type())
     registry.register(SkillTool())
     registry.register(WebFetchTool())
+    registry.register(WebSearchTool(settings.web_search if settings is not None else None))
+    registry.register(MemoryTool())
+    registry.register(KnowledgeSearchTool())
+    registry.register(ShellOutputTool())
+    registry.register(ShellKillTool())
+    registry.register(LspTool())
+    registry.register(WorktreeCreateTool())
+    registry.register(WorktreeListTool())
+    registry.register(WorktreeRemoveTool())
+    registry.register(AgentTool())
     return registry

@@ -159,3 +159,29 @@ async def test_a_second_message_while_running_is_refused_and_interrupt_works(ser
         completed = (await _until(ws, "turn_completed"))[-1]
     assert completed["reason"] == "interrupted"
     assert not (served.workspace / "i.txt").exists()
+
+
+async def test_a_frame_over_the_size_limit_closes_the_socket_and_starts_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from websockets.exceptions import ConnectionClosed
+
+    from tests.surfaces.server.conftest import start
+
+    grant = {"roots": ["."], "allowReplay": True, "maxMode": "always-ask"}
+    served, context = await start(
+        tmp_path, config={"server": {"maxWsFrameBytes": 4096, "defaultPrincipal": grant}}
+    )
+    try:
+        session_id = await _session(served, [{"text": "never"}])
+        async with connect(
+            _ws_url(served, session_id), additional_headers=_auth(served), max_queue=None
+        ) as ws:
+            await ws.send(json.dumps({"type": "message", "prompt": "x" * 5000}))
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+        async with served.client() as client:
+            detail = (await client.get(f"/v1/sessions/{session_id}")).json()
+        assert detail["turns"] == [] and detail["messages"] == []
+    finally:
+        await context.__aexit__(None, None, None)

@@ -32,8 +32,7 @@ def _factory(root: Path) -> AppFactory:
                 workspace=workspace,
                 model=f"replay:{script}",
                 paths=SeepientPaths(home=root / "seepient-home"),
-                session_id="ses_tui_test",
-                **options,
+                **{"session_id": "ses_tui_test", **options},
             )
         )
         return app

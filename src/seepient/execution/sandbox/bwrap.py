@@ -242,11 +242,17 @@ class BwrapSandbox:
         read_only_inside: Sequence[Path],
         env: Mapping[str, str],
         extra_binds: Sequence[tuple[Path, Path]] = (),
+        workspace_read_only: bool = False,
+        read_only_binds: Sequence[Path] = (),
     ) -> list[str]:
         """The full ``bwrap`` command line that runs ``argv`` jailed to ``workspace``.
 
         ``extra_binds`` are ``(host, sandbox)`` paths bound read-write after every other mount (the egress
         proxy's socket directory); the sandbox path should lie on a tmpfs bubblewrap made, such as /dev.
+
+        ``workspace_read_only`` mounts the workspace read-only (a language server reading model-written code);
+        ``read_only_binds`` are host paths shown read-only even where the private /tmp or /run would cover
+        them (a program installed under /tmp).
 
         Raises ``ValueError`` when the workspace itself lies inside a hidden location.
         """
@@ -273,8 +279,14 @@ class BwrapSandbox:
         # The private /tmp and /run come before the workspace bind because workspaces often live under /tmp.
         out = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         out += run_mounts
-        out += ["--bind", str(root), str(root)]
-        out += self._protect_inside(root, read_only_inside, hidden_paths)
+        for path in read_only_binds:
+            out += ["--ro-bind", str(path), str(path)]
+        if workspace_read_only:
+            # Nothing inside is writable, so the pins and read-only mounts of the security state are moot.
+            out += ["--ro-bind", str(root), str(root)]
+        else:
+            out += ["--bind", str(root), str(root)]
+            out += self._protect_inside(root, read_only_inside, hidden_paths)
         for path, is_dir in hidden_now:
             if is_dir:
                 out += ["--tmpfs", str(path), "--remount-ro", str(path)]

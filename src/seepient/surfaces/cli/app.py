@@ -82,32 +82,8 @@ def _read_prompt(prompt: str | None) -> str:
     return text
 
 
-_IMAGE_SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-_MAX_IMAGE_BYTES = 5 * 1024 * 1024
-"""Anthropic's per-image limit, the smallest of the providers Seepient speaks; larger images are refused
-here rather than by whichever route happens to answer."""
-
-_PLAN_APPROVED = "The plan is approved. Carry it out now."
-
-
-def _image_type(head: bytes) -> str | None:
-    for signature, media_type in _IMAGE_SIGNATURES:
-        if head.startswith(signature):
-            return media_type
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
 def _read_images(paths: list[Path]) -> tuple[object, ...]:
     """Each ``--image`` file as a base64 image part; its type comes from its bytes, not its name."""
-    import base64
-
     from seepient.protocol import ImagePart
 
     parts = []
@@ -116,15 +92,10 @@ def _read_images(paths: list[Path]) -> tuple[object, ...]:
             data = path.expanduser().read_bytes()
         except OSError as exc:
             raise _fail(f"--image {path}: cannot read it ({exc.strerror or exc})") from None
-        if len(data) > _MAX_IMAGE_BYTES:
-            raise _fail(
-                f"--image {path}: {len(data)} bytes is over the {_MAX_IMAGE_BYTES // (1024 * 1024)} MB limit; "
-                "scale it down or crop it"
-            )
-        media_type = _image_type(data[:12])
-        if media_type is None:
-            raise _fail(f"--image {path}: not a PNG, JPEG, GIF or WebP image (judged by its first bytes)")
-        parts.append(ImagePart(media_type=media_type, data=base64.b64encode(data).decode("ascii")))
+        try:
+            parts.append(ImagePart.from_bytes(data))
+        except ValueError as exc:
+            raise _fail(f"--image {path}: {exc}") from None
     return tuple(parts)
 
 
@@ -148,7 +119,7 @@ def _drive_turn(
         planned = await session.run(prompt, images, plan=True)  # type: ignore[arg-type]
         if planned.reason != "final" or not await asyncio.to_thread(approve_plan, planned.text):
             return planned
-        return await session.run(_PLAN_APPROVED)
+        return await session.carry_out_plan()
 
     async def _main() -> object:
         loop = asyncio.get_running_loop()
@@ -394,6 +365,16 @@ def _register_commands() -> None:
     from seepient.surfaces.cli import commit_cmd
 
     commit_cmd.register(app)
+    from seepient.surfaces.cli import scheduler_cmd, worker_cmd
+
+    scheduler_cmd.register(app)
+    worker_cmd.register(app)
+    from seepient.surfaces.cli import tools_cmd
+
+    tools_cmd.register(app)
+    from seepient.surfaces.cli import knowledge_cmd
+
+    knowledge_cmd.register(app)
 
 
 def run_app() -> None:

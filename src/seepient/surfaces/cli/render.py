@@ -10,13 +10,16 @@ from seepient.protocol import (
     ErrorEvent,
     PermissionResolved,
     RuntimeEvent,
+    SubagentEvent,
     TextDelta,
+    TodoUpdated,
     ToolCallEvent,
     ToolResult,
     TurnCompleted,
 )
 
 _STATUS_MARK = {"ok": "✓", "error": "✗", "denied": "⛔", "rejected": "✋"}
+_TODO_MARK = {"pending": "☐", "in_progress": "▶", "completed": "☑"}
 
 
 def _short(value: object, limit: int = 90) -> str:
@@ -42,6 +45,24 @@ class HumanRenderer:
             self._out.flush()
             self._mid_line = False
 
+    def _sub_agent(self, event: SubagentEvent) -> None:
+        """A sub-agent's tool activity on stderr, tagged with the sub-agent; its text stays out of stdout."""
+        inner = event.event
+        tag = f"[sub-agent {event.agent_id}]"
+        while inner.get("type") == "subagent_event":
+            tag, inner = f"{tag}[sub-agent {inner.get('agent_id')}]", inner.get("event", {})
+        kind = inner.get("type")
+        if kind == "tool_call":
+            call = inner.get("call", {})
+            args = ", ".join(f"{k}={_short(v, 60)}" for k, v in (call.get("arguments") or {}).items())
+            self._err.write(f"  {tag} → {call.get('name')}({args})\n")
+        elif kind == "tool_result":
+            status = str(inner.get("status"))
+            first = (str(inner.get("output", "")).splitlines() or [""])[0]
+            self._err.write(f"  {tag} {_STATUS_MARK.get(status, '?')} {status}: {_short(first)}\n")
+        elif kind == "turn_completed":
+            self._err.write(f"  {tag} finished ({inner.get('reason')})\n")
+
     def __call__(self, event: RuntimeEvent) -> None:
         if isinstance(event, TextDelta):
             self._out.write(event.text)
@@ -65,6 +86,13 @@ class HumanRenderer:
                 self._err.write(f"    {line}\n")
             if len(shown) < len(lines):
                 self._err.write(f"    … {len(lines) - len(shown)} more lines\n")
+        elif isinstance(event, TodoUpdated):
+            done = sum(1 for item in event.items if item.status == "completed")
+            self._err.write(f"  todo ({done}/{len(event.items)} done)\n")
+            for item in event.items:
+                self._err.write(f"    {_TODO_MARK[item.status]} {_short(item.content)}\n")
+        elif isinstance(event, SubagentEvent):
+            self._sub_agent(event)
         elif isinstance(event, ErrorEvent):
             self._err.write(f"error ({event.code}): {event.message}\n")
         elif isinstance(event, TurnCompleted) and event.reason != "final":

@@ -7,14 +7,15 @@ locks belong to the loop that first ran it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from seepient.approval import Approver
 from seepient.config import SeepientPaths
-from seepient.protocol import ApprovalRequest, ApprovalResponse, RuntimeEvent, TurnCompleted
+from seepient.protocol import ApprovalRequest, ApprovalResponse, ImagePart, RuntimeEvent, TurnCompleted
 from seepient.runtime import Session, SessionOptions, TurnOutcome
+from seepient.runtime.hooks import DEFAULT_FUNCTION_TIMEOUT_S, FunctionHook, HookEvent, HookFunction
 from seepient.surfaces.sdk._common import ApprovalCallback, Reply, ask_callback
 from seepient.tools.base import Tool
 
@@ -37,6 +38,9 @@ class Agent:
     ``async decide(request)``. Without one, such actions are refused with a reason the model sees, unless
     ``auto_approve`` is set (the CLI's ``-y``). Denials by policy are never overridden.
 
+    ``hooks`` maps an event (``preToolUse``, ``postToolUse``, ``sessionStart``, ``stop``) to callables, or is a
+    list of ``FunctionHook`` (with tool matchers); ``add_hook`` adds one later. See ``seepient.runtime.hooks``.
+
     Example::
 
         from seepient import Agent
@@ -58,6 +62,7 @@ class Agent:
         config_file: str | Path | None = None,
         home: str | Path | None = None,
         max_steps: int | None = None,
+        hooks: Mapping[HookEvent, HookFunction | Sequence[HookFunction]] | Sequence[FunctionHook] = (),
     ) -> None:
         if approver is not None and not callable(approver) and not hasattr(approver, "decide"):
             raise TypeError("approver must be a callable or an object with async decide(request)")
@@ -80,6 +85,7 @@ class Agent:
             max_steps=max_steps,
             paths=SeepientPaths(home=Path(home).expanduser().absolute()) if home is not None else None,
             extra_tools=list(tools),
+            hooks=_function_hooks(hooks),
         )
         self._session: Session | None = None
         self._listeners: list[Callable[[RuntimeEvent], None]] = []
@@ -103,6 +109,25 @@ class Agent:
     def tool_names(self) -> list[str]:
         return self.session.registry.names()
 
+    def add_hook(
+        self,
+        event: HookEvent,
+        function: HookFunction,
+        *,
+        matcher: str | None = None,
+        timeout_s: float = DEFAULT_FUNCTION_TIMEOUT_S,
+    ) -> None:
+        """Run ``function`` (sync or async) at ``event`` (``preToolUse``, ``postToolUse``, ``sessionStart``,
+        ``stop``) for tools whose name ``matcher`` (a regular expression) matches. It gets the event's input
+        dict and returns ``None`` to pass or an answer dict such as ``{"decision": "block", "reason": "..."}``
+        or ``{"decision": "modify", "arguments": {...}}`` (then validated, and checked by policy, again); one
+        that raises or times out blocks. The protocol is documented in ``seepient.runtime.hooks``."""
+        hook = FunctionHook(event, function, matcher, timeout_s)
+        if self._session is None:
+            self._options.hooks.append(hook)
+        else:
+            self._session.hooks.functions.append(hook)
+
     def register_tool(self, tool: Tool[Any]) -> None:
         """Offer ``tool`` to the model from the next request on; its actions go through policy like any other."""
         if self._session is None:
@@ -122,18 +147,21 @@ class Agent:
                 "(chat() runs its own loop, so do not mix chat() with achat()/stream())"
             )
 
-    async def achat(self, prompt: str) -> Reply:
-        """Run one turn and return its ``Reply``."""
+    async def achat(self, prompt: str, *, images: Sequence[bytes | ImagePart] = ()) -> Reply:
+        """Run one turn and return its ``Reply``. ``images`` (bytes of PNG, JPEG, GIF or WebP files) send the
+        turn to the vision route."""
         events: list[RuntimeEvent] = []
         self._bind_loop()
         self._listeners.append(events.append)
         try:
-            outcome = await self.session.run(prompt)
+            outcome = await self.session.run(prompt, _image_parts(images))
         finally:
             self._listeners.remove(events.append)
         return _reply(outcome, events)
 
-    async def stream(self, prompt: str) -> AsyncIterator[RuntimeEvent]:
+    async def stream(
+        self, prompt: str, *, images: Sequence[bytes | ImagePart] = ()
+    ) -> AsyncIterator[RuntimeEvent]:
         """Run one turn, yielding its events as they happen.
 
         Closing the stream early interrupts the turn. Python closes an abandoned async generator only when it
@@ -143,7 +171,7 @@ class Agent:
         self._bind_loop()
         queue: asyncio.Queue[RuntimeEvent] = asyncio.Queue()
         self._listeners.append(queue.put_nowait)
-        task = asyncio.create_task(self.session.run(prompt))
+        task = asyncio.create_task(self.session.run(prompt, _image_parts(images)))
         try:
             while True:
                 getter = asyncio.ensure_future(queue.get())
@@ -178,7 +206,7 @@ class Agent:
 
     # -- sync turns -----------------------------------------------------------------------------------
 
-    def chat(self, prompt: str) -> Reply:
+    def chat(self, prompt: str, *, images: Sequence[bytes | ImagePart] = ()) -> Reply:
         """``achat`` for code without an event loop (scripts, notebooks without ``await``)."""
         try:
             asyncio.get_running_loop()
@@ -190,7 +218,7 @@ class Agent:
             )
         if self._runner is None:
             self._runner = asyncio.Runner()
-        return self._runner.run(self.achat(prompt))
+        return self._runner.run(self.achat(prompt, images=images))
 
     def close(self) -> None:
         if self._runner is not None:
@@ -205,6 +233,22 @@ class Agent:
         self.close()
 
 
+def _function_hooks(
+    hooks: Mapping[HookEvent, HookFunction | Sequence[HookFunction]] | Sequence[FunctionHook],
+) -> list[FunctionHook]:
+    """``{"preToolUse": fn}`` or ``{"stop": [fn, fn]}`` (every tool), or ``FunctionHook`` objects (matchers)."""
+    if isinstance(hooks, Mapping):
+        found: list[FunctionHook] = []
+        for event, functions in hooks.items():
+            for function in functions if isinstance(functions, Sequence) else [functions]:
+                found.append(FunctionHook(event, function))
+        return found
+    for hook in hooks:
+        if not isinstance(hook, FunctionHook):
+            raise TypeError("hooks must be a mapping of event to callables, or FunctionHook objects")
+    return list(hooks)
+
+
 def _reply(outcome: TurnOutcome, events: list[RuntimeEvent]) -> Reply:
     return Reply(
         turn_id=outcome.turn_id,
@@ -215,3 +259,14 @@ def _reply(outcome: TurnOutcome, events: list[RuntimeEvent]) -> Reply:
         error=outcome.error,
         events=tuple(events),
     )
+
+
+def _image_parts(images: Sequence[bytes | ImagePart]) -> tuple[ImagePart, ...]:
+    """Bytes become inline image parts typed by their content; ``ValueError`` names the one that is not."""
+    parts = []
+    for index, image in enumerate(images):
+        try:
+            parts.append(image if isinstance(image, ImagePart) else ImagePart.from_bytes(image))
+        except ValueError as exc:
+            raise ValueError(f"images[{index}]: {exc}") from None
+    return tuple(parts)

@@ -33,6 +33,7 @@ from seepient.surfaces.server.auth import (
     bearer_from_header,
     bearer_from_subprotocols,
 )
+from seepient.surfaces.server.event_schema import runtime_event_schema
 from seepient.surfaces.server.live import ApprovalNotPending, LiveSession, SessionBusy, WireEvent
 from seepient.surfaces.server.manager import SessionManager
 from seepient.surfaces.server.schemas import (
@@ -154,7 +155,12 @@ async def _too_large(send: Send, limit: int) -> None:
 def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]] | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        janitor = asyncio.create_task(state.manager.unload_idle_forever(), name="unload-idle-sessions")
+        replicas = asyncio.create_task(state.manager.follow_replicas(), name="follow-replicas")
         yield
+        janitor.cancel()
+        replicas.cancel()
+        await asyncio.gather(janitor, replicas, return_exceptions=True)
         await state.manager.aclose()
         if on_shutdown is not None:
             await on_shutdown()
@@ -177,7 +183,12 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
 
     @app.get("/v1/health", response_model=Health)
     async def health() -> Health:
-        return Health(version=seepient.__version__)
+        return Health(version=seepient.__version__, sessions_loaded=state.manager.loaded_count)
+
+    @app.get("/v1/schema/events")
+    async def event_schema(caller: Caller) -> dict[str, Any]:
+        """The JSON Schema of the runtime events streamed by ``/events`` and the WebSocket."""
+        return runtime_event_schema()
 
     @app.get("/v1/tools", response_model=list[ToolView])
     async def tools(caller: Caller) -> list[ToolView]:
@@ -213,7 +224,7 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
             **_view(record, live).model_dump(),
             turns=[TurnView(**{k: getattr(t, k) for k in TurnView.model_fields}) for t in turns],
             messages=await state.store.messages(session_id),
-            pending_approvals=live.pending_requests() if live is not None else [],
+            pending_approvals=await live.stored_pending_requests() if live is not None else [],
         )
 
     @app.delete("/v1/sessions/{session_id}", status_code=204)
@@ -233,7 +244,7 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
     ) -> TurnAccepted | TurnReply:
         live = await live_or_404(session_id, caller)
         try:
-            turn_id = await live.start_turn(body.prompt)
+            turn_id = await live.start_turn(body.prompt, body.image_parts(), plan=body.plan)
         except SessionBusy as exc:
             raise HTTPException(status_code=409, detail=str(exc)) from None
         if not wait:
@@ -279,7 +290,7 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
     ) -> ApprovalAnswered:
         live = await live_or_404(session_id, caller)
         try:
-            live.answer(
+            await live.submit_answer(
                 request_id,
                 decision=ApprovalDecision(body.decision),
                 principal=caller.name,
@@ -293,7 +304,7 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
     @app.post("/v1/sessions/{session_id}/interrupt", response_model=Interrupted)
     async def interrupt(session_id: str, caller: Caller) -> Interrupted:
         live = await live_or_404(session_id, caller)
-        return Interrupted(interrupted=await live.interrupt())
+        return Interrupted(interrupted=await live.interrupt_anywhere())
 
     @app.websocket("/v1/sessions/{session_id}/ws")
     async def websocket(websocket: WebSocket, session_id: str, after: int = 0) -> None:
@@ -391,14 +402,16 @@ async def _handle_frame(live: LiveSession, caller: Principal, outgoing: _Outgoin
     kind = frame.get("type") if isinstance(frame, dict) else None
     try:
         if kind == "message":
-            body = PostMessage.model_validate({"prompt": frame.get("prompt")})
-            turn_id = await live.start_turn(body.prompt)
+            body = PostMessage.model_validate(
+                {k: v for k, v in frame.items() if k in ("prompt", "images", "plan")}
+            )
+            turn_id = await live.start_turn(body.prompt, body.image_parts(), plan=body.plan)
             await outgoing.send(json.dumps({"type": "turn_accepted", "turn_id": turn_id}))
         elif kind == "approval":
             answer = ApprovalAnswer.model_validate(
                 {k: v for k, v in frame.items() if k not in ("type", "request_id")}
             )
-            live.answer(
+            await live.submit_answer(
                 str(frame.get("request_id", "")),
                 decision=ApprovalDecision(answer.decision),
                 principal=caller.name,
@@ -406,7 +419,7 @@ async def _handle_frame(live: LiveSession, caller: Principal, outgoing: _Outgoin
                 feedback=answer.feedback,
             )
         elif kind == "interrupt":
-            await live.interrupt()
+            await live.interrupt_anywhere()
         else:
             await outgoing.client_error("bad_frame", "frame type must be message, approval or interrupt")
     except ValidationError as exc:

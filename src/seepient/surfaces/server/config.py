@@ -58,6 +58,9 @@ class ServerConfig(_Camel):
     approval_timeout_ms: int = Field(300_000, alias="approvalTimeoutMs", gt=0)
     max_request_bytes: int = Field(1_048_576, alias="maxRequestBytes", gt=0)
     max_ws_frame_bytes: int = Field(1_048_576, alias="maxWsFrameBytes", gt=0)
+    idle_unload_ms: int = Field(600_000, alias="idleUnloadMs", gt=0)
+    """A session with no turn, no listener and no pending question for this long leaves memory; the store
+    keeps it, and the next request for it loads it again (history and session grants included)."""
     rate_limit: RateLimit = Field(default_factory=RateLimit, alias="rateLimit")
     from_file: bool = Field(False, exclude=True)
 

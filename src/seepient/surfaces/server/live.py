@@ -3,6 +3,12 @@ and fanned out to subscribers, its turn, and the approvals it is waiting on.
 
 Event numbers continue across restarts: a runtime session numbers its events from 1, and the server adds
 the last seq stored before it opened (``base``), so a client's ``after=SEQ`` means the same thing forever.
+
+On a shared (PostgreSQL) store several replicas serve the same sessions. One replica runs a session's turn at
+a time (``claim_turn`` records it as the owner); the others deliver that turn's events to their own clients by
+reading them from the store when told (``catch_up``), answer approvals by writing them to the store for the
+owner to pick up, and forward interrupts the same way. A message for a session whose turn runs elsewhere gets
+``SessionBusy`` (409) naming the replica, exactly like a second message on the same replica.
 """
 
 from __future__ import annotations
@@ -10,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +29,7 @@ from seepient.protocol import (
     ApprovalDecision,
     ApprovalRequest,
     ApprovalResponse,
+    ImagePart,
     Message,
     PermissionRequest,
     PermissionResolved,
@@ -32,7 +40,7 @@ from seepient.protocol import (
     new_id,
 )
 from seepient.runtime import Session, SessionOptions, TurnOutcome
-from seepient.store import SessionRecord, Store
+from seepient.store import SessionRecord, Store, StoredEvent
 
 _log = logging.getLogger("seepient.server")
 
@@ -56,6 +64,8 @@ _MESSAGE = TypeAdapter(Message)
 _SUBSCRIBER_BACKLOG = 10_000
 #: Events stored per transaction at most.
 _WRITE_BATCH = 2_000
+#: Events read from the store per query when replaying or catching up.
+_READ_PAGE = 2_000
 
 
 class SessionBusy(Exception):
@@ -74,6 +84,48 @@ class ApprovalNotPending(Exception):
 class _Waiting:
     request: ApprovalRequest | None
     answer: asyncio.Future[ApprovalResponse]
+    stored: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the request is in the store, where an answer from any replica is recorded first."""
+
+
+class _Subscriber:
+    """One client's feed: events pile up between its reads and are handed over a batch at a time, so a burst of
+    events costs one wake-up of the reader rather than one per event."""
+
+    __slots__ = ("closed", "items", "wake")
+
+    def __init__(self) -> None:
+        self.items: list[WireEvent] = []
+        self.wake = asyncio.Event()
+        self.closed = False
+
+    def push(self, events: list[WireEvent]) -> None:
+        self.items.extend(events)
+        self.wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+    async def take(self) -> list[WireEvent] | None:
+        """The events pushed since the last call (waiting for some); ``None`` once closed and drained."""
+        while not self.items:
+            if self.closed:
+                return None
+            self.wake.clear()
+            await self.wake.wait()
+        items, self.items = self.items, []
+        return items
+
+
+def close_cut_turn(session_id: str, turn_id: str, seq: int) -> tuple[str, str]:
+    """The event that ends a turn a dead server cut (``Store.recover_after_crash``)."""
+    closing = TurnCompleted(session_id=session_id, seq=seq, turn_id=turn_id, reason="interrupted")
+    return closing.type, closing.model_dump_json()
+
+
+def _wire(stored: StoredEvent) -> WireEvent:
+    return WireEvent(stored.seq, stored.type, stored.data)
 
 
 class _ServerApprover:
@@ -153,19 +205,33 @@ class LiveSession:
         self._timeout = approval_timeout_s
         self._base = record.last_seq
         self._delivered = record.last_seq
+        self._local_last = record.last_seq
         self.runtime: Session | None = None
         self.task: asyncio.Task[TurnOutcome] | None = None
-        self._subscribers: set[asyncio.Queue[WireEvent | None]] = set()
+        self._subscribers: set[_Subscriber] = set()
+        self._catching_up: asyncio.Task[None] | None = None
+        self._catch_up_again = False
+        self._reopen: dict[str, Any] = {}
         self._writer = writer
         self._waiting: dict[str, _Waiting] = {}
         self._turn_started: asyncio.Future[str] | None = None
         self._turn_stored = asyncio.Event()
         self._turn_ending = False
+        self._grant_writes: set[asyncio.Task[None]] = set()
+        self.last_active = time.monotonic()
 
     # -- opening --------------------------------------------------------------------------------------
 
-    def open_runtime(self, *, paths: SeepientPaths, history: list[Message], config_file: Path | None) -> None:
-        """Open the runtime session (raises ``SettingsError``/``ModelError`` with a message for the client)."""
+    def open_runtime(
+        self,
+        *,
+        paths: SeepientPaths,
+        history: list[Message],
+        config_file: Path | None,
+        grants: list[tuple[str, str]] | None = None,
+    ) -> None:
+        """Open the runtime session (raises ``SettingsError``/``ModelError`` with a message for the client).
+        With ``grants`` it is a stored session coming back: its history and standing grants carry on."""
         options = SessionOptions(
             workspace=Path(self.record.workspace),
             model=self.record.model,
@@ -177,22 +243,55 @@ class LiveSession:
             principal=self.principal,
             session_id=self.id,
             history=history,
+            grants=grants or (),
+            on_grant=self._store_grant,
+            resumed=grants is not None,
         )
         self.runtime = Session.open(options)
         self.runtime.subscribe(self._on_event)
+        self._reopen = {"paths": paths, "config_file": config_file}
+
+    async def _reload(self, last_seq: int) -> None:
+        """Reopen the runtime from the store: another replica ran turns since this one was opened."""
+        history = restore_history(await self._store.messages(self.id))
+        grants = await self._store.grants(self.id)
+        old = self.runtime
+        self.runtime = None
+        if old is not None:
+            await old.aclose()
+        self._base = self._local_last = last_seq
+        self._delivered = max(self._delivered, last_seq)
+        self.open_runtime(history=history, grants=grants, **self._reopen)
+
+    def _store_grant(self, kind: str, value: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._store.add_grant(self.id, kind, value))
+        self._grant_writes.add(task)
+        task.add_done_callback(self._grant_writes.discard)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing depends on this session being in memory: no turn, no listener, no question waiting."""
+        return not self.running and not self._subscribers and not self._waiting and not self._grant_writes
 
     async def aclose(self) -> None:
         await self.interrupt()
+        if self._catching_up is not None:
+            self._catching_up.cancel()
+            await asyncio.gather(self._catching_up, return_exceptions=True)
+        if self._grant_writes:
+            await asyncio.gather(*self._grant_writes, return_exceptions=True)
         await self._writer.flush()
-        for queue in list(self._subscribers):
-            queue.put_nowait(None)
+        for subscriber in list(self._subscribers):
+            subscriber.close()
         if self.runtime is not None:
             await self.runtime.aclose()
 
     # -- events ---------------------------------------------------------------------------------------
 
     def _on_event(self, event: RuntimeEvent) -> None:
-        numbered = event.model_copy(update={"seq": self._base + event.seq})
+        self.last_active = time.monotonic()
+        numbered = event.model_copy(update={"seq": self._base + event.seq}) if self._base else event
+        self._local_last = numbered.seq
         self._writer.push(self, WireEvent.of(numbered))
         if isinstance(numbered, TurnStarted) and self._turn_started is not None:
             if not self._turn_started.done():
@@ -211,58 +310,114 @@ class LiveSession:
             if waiting is not None and not waiting.answer.done():
                 waiting.answer.cancel()
 
+    @property
+    def has_subscribers(self) -> bool:
+        return bool(self._subscribers)
+
+    @property
+    def delivered_seq(self) -> int:
+        """The last event handed to subscribers (every event up to it is stored)."""
+        return self._delivered
+
     def deliver(self, batch: list[WireEvent]) -> None:
-        """Hand stored events to subscribers (called by the writer right after they were committed)."""
+        """Hand stored events to subscribers: called by the writer right after it committed them, or by
+        ``catch_up`` with events another replica stored. Each seq goes out once, whichever comes first."""
+        if batch and batch[0].seq <= self._delivered:
+            batch = [e for e in batch if e.seq > self._delivered]
+        if not batch:
+            return
         self._delivered = batch[-1].seq
-        for queue in list(self._subscribers):
-            if queue.qsize() + len(batch) > _SUBSCRIBER_BACKLOG:
-                self._subscribers.discard(queue)
-                queue.put_nowait(None)
+        for subscriber in list(self._subscribers):
+            if len(subscriber.items) + len(batch) > _SUBSCRIBER_BACKLOG:
+                self._subscribers.discard(subscriber)
+                subscriber.close()
                 continue
-            for event in batch:
-                queue.put_nowait(event)
+            subscriber.push(batch)
+
+    def request_catch_up(self) -> None:
+        """Deliver, soon, the events another replica stored for this session (coalesces repeated calls)."""
+        if self._catching_up is not None and not self._catching_up.done():
+            self._catch_up_again = True
+            return
+        self._catching_up = asyncio.get_running_loop().create_task(self._catch_up_loop())
+
+    async def _catch_up_loop(self) -> None:
+        self._catch_up_again = True
+        while self._catch_up_again:
+            self._catch_up_again = False
+            try:
+                await self.catch_up()
+            except Exception:  # the next notification or poll tries again
+                _log.exception("reading events of session %s from the store failed", self.id)
+                return
+
+    async def catch_up(self) -> None:
+        """Deliver the stored events after the last delivered one, in order, stopping at a gap (a gap is a
+        transaction not committed yet: the next call fills it)."""
+        while True:
+            rows = await self._store.events_after(self.id, self._delivered, limit=_READ_PAGE)
+            fresh: list[WireEvent] = []
+            expected = self._delivered + 1
+            for row in rows:
+                if row.seq != expected:
+                    break
+                fresh.append(_wire(row))
+                expected += 1
+            self.deliver(fresh)
+            if len(fresh) < _READ_PAGE:
+                return
+
+    def _local_tail(self, after: int, upto: int) -> list[WireEvent]:
+        """This replica's own events in ``(after, upto]`` from memory, when they reach ``upto``; else none."""
+        if self.runtime is None or self._local_last < upto or upto <= self._base:
+            return []
+        return [
+            WireEvent.of(e.model_copy(update={"seq": self._base + e.seq}) if self._base else e)
+            for e in self.runtime.events_since(max(0, after - self._base))
+            if self._base + e.seq <= upto
+        ]
 
     async def events(self, after: int, *, follow: bool) -> AsyncIterator[WireEvent]:
         """Every event after ``after``, in order and once each; with ``follow``, then live ones as they come.
 
-        Only stored events are delivered. The live part is taken and the subscription made in one step of the
-        event loop, so no event can fall between what was read and what will be delivered.
+        Only stored events are delivered. What was delivered so far is fixed and the subscription made in one
+        step of the event loop, so no event can fall between what is replayed (from memory or the store) and
+        what the subscription brings.
         """
-        queue: asyncio.Queue[WireEvent | None] = asyncio.Queue()
-        runtime_after = max(0, after - self._base)
+        if self._store.shared and not self.running:
+            # Another replica may have stored events this one has not heard of yet.
+            await self.catch_up()
+        subscriber = _Subscriber()
         delivered = self._delivered
-        live_now = (
-            [
-                WireEvent.of(e.model_copy(update={"seq": self._base + e.seq}))
-                for e in self.runtime.events_since(runtime_after)
-                if self._base + e.seq <= delivered
-            ]
-            if self.runtime is not None
-            else []
-        )
+        local = self._local_tail(after, delivered)
         if follow:
-            self._subscribers.add(queue)
+            self._subscribers.add(subscriber)
         try:
             last = after
-            if after < self._base:
-                for stored in await self._store.events_after(self.id, after, limit=self._base - after):
-                    if stored.seq > self._base:
-                        break
-                    yield WireEvent(stored.seq, stored.type, stored.data)
-                    last = stored.seq
-            for event in live_now:
+            from_store_upto = local[0].seq - 1 if local else delivered
+            while last < from_store_upto:
+                rows = await self._store.events_after(
+                    self.id, last, limit=min(_READ_PAGE, from_store_upto - last)
+                )
+                if not rows:
+                    break
+                for row in rows:
+                    yield _wire(row)
+                    last = row.seq
+            for event in local:
                 if event.seq > last:
                     yield event
                     last = event.seq
             while follow:
-                item = await queue.get()
-                if item is None:
+                items = await subscriber.take()
+                if items is None:
                     return
-                if item.seq > last:
-                    yield item
-                    last = item.seq
+                for item in items:
+                    if item.seq > last:
+                        yield item
+                        last = item.seq
         finally:
-            self._subscribers.discard(queue)
+            self._subscribers.discard(subscriber)
 
     # -- turns ----------------------------------------------------------------------------------------
 
@@ -280,19 +435,46 @@ class LiveSession:
             assert self.task is not None
             await asyncio.shield(self.task)
 
-    async def start_turn(self, prompt: str) -> str:
-        """Start a turn and return its id once it has started; ``SessionBusy`` if one is running."""
+    async def start_turn(self, prompt: str, images: tuple[ImagePart, ...] = (), *, plan: bool = False) -> str:
+        """Start a turn and return its id once it has started; ``SessionBusy`` if one is running. Images send
+        it to the vision route; ``plan`` makes it a read-only planning turn (``Session.run``)."""
         await self.settled()
         if self.running:
             raise SessionBusy(
                 "a turn is already running in this session: wait for turn_completed or interrupt it"
             )
+        claimed = False
+        if self._store.shared:
+            replica = self._store.replica_id or "-"
+            claim = await self._store.claim_turn(self.id, replica)
+            if not claim.claimed:
+                raise SessionBusy(
+                    f"a turn is already running in this session on replica {claim.owner}: wait for "
+                    "turn_completed or interrupt it"
+                )
+            claimed = True
+            try:
+                if claim.last_seq != self._local_last:
+                    # Another replica ran turns since: pass its events on, then continue from its history.
+                    await self.catch_up()
+                    await self._reload(claim.last_seq)
+            except BaseException:
+                await asyncio.shield(self._store.release_turn(self.id, replica))
+                raise
+        try:
+            return await self._start(prompt, images, plan)
+        except BaseException:
+            if claimed and not self.running:
+                await asyncio.shield(self._store.release_turn(self.id, self._store.replica_id or "-"))
+            raise
+
+    async def _start(self, prompt: str, images: tuple[ImagePart, ...], plan: bool) -> str:
         assert self.runtime is not None
         loop = asyncio.get_running_loop()
         self._turn_started = loop.create_future()
         self._turn_stored.clear()
         self._turn_ending = False
-        self.task = asyncio.create_task(self._run(prompt), name=f"turn:{self.id}")
+        self.task = asyncio.create_task(self._run(prompt, images, plan), name=f"turn:{self.id}")
         started = self._turn_started
         done, _ = await asyncio.wait({started, self.task}, return_when=asyncio.FIRST_COMPLETED)
         if started not in done:
@@ -305,10 +487,10 @@ class LiveSession:
             self._turn_stored.set()
         return turn_id
 
-    async def _run(self, prompt: str) -> TurnOutcome:
+    async def _run(self, prompt: str, images: tuple[ImagePart, ...], plan: bool) -> TurnOutcome:
         assert self.runtime is not None
         try:
-            outcome = await self.runtime.run(prompt)
+            outcome = await self.runtime.run(prompt, images, plan=plan)
         except asyncio.CancelledError:
             outcome = TurnOutcome(turn_id="", reason="interrupted", text="", steps=0, usage=Usage())
         await self._turn_stored.wait()
@@ -347,10 +529,15 @@ class LiveSession:
         await self._store.add_pending(
             self.id, request.request_id, request.model_dump(mode="json"), timeout_s=self._timeout
         )
+        waiting.stored.set()
         try:
             response = await asyncio.wait_for(asyncio.shield(waiting.answer), self._timeout)
         except TimeoutError:
-            await self._store.resolve_pending(request.request_id, "expired", None)
+            if not await self._store.resolve_pending(request.request_id, "expired", None):
+                # Answered from another replica as the time ran out: the stored answer stands.
+                row = await self._store.pending_request(self.id, request.request_id)
+                if row is not None and row.status == "answered" and row.answer is not None:
+                    return ApprovalResponse.model_validate(row.answer)
             return ApprovalResponse(
                 decision=ApprovalDecision.REJECT,
                 digest=request.digest,
@@ -391,6 +578,75 @@ class LiveSession:
         )
         waiting.answer.set_result(response)
         return response
+
+    async def submit_answer(
+        self,
+        request_id: str,
+        *,
+        decision: ApprovalDecision,
+        principal: str,
+        scope: str | None = None,
+        feedback: str | None = None,
+    ) -> ApprovalResponse:
+        """Answer a request whether it waits here or on the replica running the turn (shared store): the
+        first answer committed to the store wins, and the replica waiting on it is told."""
+        if not self._store.shared:
+            return self.answer(
+                request_id, decision=decision, principal=principal, scope=scope, feedback=feedback
+            )
+        waiting = self._waiting.get(request_id)
+        if waiting is not None and waiting.request is not None:
+            if waiting.answer.done():
+                raise ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
+            await waiting.stored.wait()
+            request = waiting.request
+        else:
+            row = await self._store.pending_request(self.id, request_id)
+            if row is None:
+                raise ApprovalNotPending(f"no approval request {request_id} is waiting in this session")
+            if row.status != "pending":
+                raise ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
+            request = ApprovalRequest.model_validate(row.body)
+        response = ApprovalResponse(
+            decision=decision,
+            digest=request.digest,
+            scope=scope,
+            feedback=feedback,
+            approved_by=f"user:{principal}",
+        )
+        if not await self._store.answer_pending(self.id, request_id, response.model_dump(mode="json")):
+            raise ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
+        waiting = self._waiting.get(request_id)
+        if waiting is not None and not waiting.answer.done():
+            waiting.answer.set_result(response)
+        return response
+
+    async def take_stored_answers(self, request_ids: list[str] | None = None) -> None:
+        """Hand the turn the answers other replicas stored for the requests it waits on (never trusting a
+        notification for the answer itself: it is read from the store)."""
+        for request_id, waiting in list(self._waiting.items()):
+            if request_ids is not None and request_id not in request_ids:
+                continue
+            if waiting.answer.done() or not waiting.stored.is_set():
+                continue
+            row = await self._store.pending_request(self.id, request_id)
+            if row is not None and row.status == "answered" and row.answer is not None:
+                if not waiting.answer.done():
+                    waiting.answer.set_result(ApprovalResponse.model_validate(row.answer))
+
+    async def interrupt_anywhere(self) -> bool:
+        """Interrupt the turn here, or ask the replica running it (shared store); ``False`` when none runs."""
+        if await self.interrupt():
+            return True
+        if self._store.shared:
+            return await self._store.request_interrupt(self.id) is not None
+        return False
+
+    async def stored_pending_requests(self) -> list[ApprovalRequest]:
+        """The requests waiting in this session, also when its turn runs on another replica."""
+        if self.running or not self._store.shared:
+            return self.pending_requests()
+        return [ApprovalRequest.model_validate(p.body) for p in await self._store.pending(self.id)]
 
     def pending_requests(self) -> list[ApprovalRequest]:
         return [w.request for w in self._waiting.values() if w.request is not None and not w.answer.done()]

@@ -4,6 +4,7 @@ keeps every lookup scoped to the principal asking."""
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from seepient.config import SeepientPaths
 from seepient.store import SessionRecord, Store
 from seepient.surfaces.server.config import ServerConfig
 from seepient.surfaces.server.live import EventWriter, LiveSession, new_session_id, restore_history
+from seepient.surfaces.server.replicas import ReplicaLink, new_replica_id
 from seepient.surfaces.server.tenancy import TenancyError, check_mode, check_model, check_workspace
 
 
@@ -25,6 +27,14 @@ class SessionManager:
         self._live: dict[str, LiveSession] = {}
         self._writer = EventWriter(store)
         self._opening: dict[str, asyncio.Lock] = {}
+        if store.shared and store.replica_id is None:
+            store.replica_id = new_replica_id()
+
+    async def follow_replicas(self) -> None:
+        """On a shared store, keep in step with the other replicas until cancelled; else nothing to do."""
+        if not self.store.shared:
+            return
+        await ReplicaLink(self.store, lambda: list(self._live.values()), self._live.get).run()
 
     async def create(self, principal: str, *, workspace: str, model: str, mode: str | None) -> LiveSession:
         """Check tenancy, open the runtime (so a bad model or settings fail now), then store the session."""
@@ -71,7 +81,10 @@ class SessionManager:
         the principal's. Reopening re-checks tenancy, so a grant withdrawn from the config takes effect."""
         live = self._live.get(session_id)
         if live is not None:
-            return live if live.principal == principal else None
+            if live.principal != principal:
+                return None
+            live.last_active = time.monotonic()
+            return live
         record = await self.store.get_session(session_id, principal)
         if record is None:
             return None
@@ -90,9 +103,35 @@ class SessionManager:
                 record, self.store, self._writer, approval_timeout_s=self.config.approval_timeout_ms / 1000
             )
             history = restore_history(await self.store.messages(session_id))
-            live.open_runtime(paths=self.paths, history=history, config_file=self.config_file)
+            grants = await self.store.grants(session_id)
+            live.open_runtime(paths=self.paths, history=history, config_file=self.config_file, grants=grants)
             self._live[session_id] = live
             return live
+
+    async def unload_idle(self) -> list[str]:
+        """Close the sessions idle for longer than ``idleUnloadMs``; returns their ids. Each is chosen and
+        removed in one step of the event loop, so no request can pick it up half-closed."""
+        limit = self.config.idle_unload_ms / 1000
+        now = time.monotonic()
+        unloaded = []
+        for session_id, live in list(self._live.items()):
+            if live.idle and now - live.last_active >= limit and self._live.get(session_id) is live:
+                del self._live[session_id]
+                self._opening.pop(session_id, None)
+                unloaded.append(session_id)
+                await live.aclose()
+        return unloaded
+
+    async def unload_idle_forever(self) -> None:
+        """The server's janitor: unload idle sessions every half ``idleUnloadMs`` (at most every 30 s)."""
+        interval = min(self.config.idle_unload_ms / 2000, 30.0)
+        while True:
+            await asyncio.sleep(interval)
+            await self.unload_idle()
+
+    @property
+    def loaded_count(self) -> int:
+        return len(self._live)
 
     def loaded(self, session_id: str) -> LiveSession | None:
         return self._live.get(session_id)

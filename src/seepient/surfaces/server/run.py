@@ -16,11 +16,11 @@ from pathlib import Path
 import uvicorn
 
 from seepient.config import SeepientPaths
-from seepient.protocol import TurnCompleted
 from seepient.store import Store, database_url
 from seepient.surfaces.server.app import ServerState, create_app
 from seepient.surfaces.server.auth import RateLimiter
 from seepient.surfaces.server.config import ServerConfig, default_config, is_loopback, load_server_config
+from seepient.surfaces.server.live import close_cut_turn
 from seepient.surfaces.server.manager import SessionManager
 
 
@@ -53,12 +53,8 @@ async def prepare(options: ServerOptions) -> tuple[ServerState, ServerConfig]:
                 f"refusing to listen on {options.host}, which is not a loopback address, with no token "
                 "configured: create one with `seepient tokens create --principal NAME` first"
             )
-        for session_id, turn_id, last_seq in await store.recover_after_crash():
-            # Close the cut turn's stream, so a client replaying it sees the turn end rather than hang.
-            closing = TurnCompleted(
-                session_id=session_id, seq=last_seq + 1, turn_id=turn_id, reason="interrupted"
-            )
-            await store.append_events(session_id, [(closing.seq, closing.type, closing.model_dump_json())])
+        # Closes each cut turn's stream, so a client replaying it sees the turn end rather than hang.
+        await store.recover_after_crash(close=close_cut_turn)
     except BaseException:
         await store.aclose()
         raise

@@ -19,13 +19,19 @@ from seepient.surfaces.tui.widgets import (
     Notice,
     PromptInput,
     StatusBar,
+    TodoListView,
     ToolCallView,
     UserPrompt,
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+    from pathlib import Path
+
+    from seepient.protocol import ImagePart
     from seepient.runtime import Session, SessionOptions
     from seepient.surfaces.tui.approval import TuiApprover
+    from seepient.surfaces.tui.sessions import SessionLog
 
 MODES = ("always-ask", "ask-untrusted", "auto", "autonomous-trusted")
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -34,9 +40,12 @@ _HELP = """\
 /model [SPEC]      show the model, or switch to PROVIDER:MODEL (the conversation carries over)
 /mode [MODE]       show or set the consent mode: always-ask, ask-untrusted, auto, autonomous-trusted
 /skill NAME        give the model a skill's full instructions from now on
+/plan PROMPT       plan first with read-only tools; the plan is carried out only once you approve it
+/image [PATH]      attach an image to the next prompt (or paste/drop the file); /image clear drops them
 /compact           shorten the history now (older turns summarised)
+/sessions          pick one of this workspace's stored sessions and resume it
 /quit              leave
-Enter sends · Ctrl+J new line · Up/Down history · Shift+Tab cycles the consent mode
+Enter sends · Ctrl+J new line · pasting an image file's path attaches it · Up/Down history · Shift+Tab cycles the consent mode
 Ctrl+C interrupts the running turn; a second Ctrl+C quits"""
 _ANSWERS = {
     "approve_once": "approved once",
@@ -69,6 +78,11 @@ class SeepientTui(App[int]):
         self.open_error: str | None = None
         self._options_factory: Callable[[], SessionOptions] | None = None
         self._queued: str | None = None
+        self._log: SessionLog | None = None
+        self._log_writes: asyncio.Queue[Awaitable[None]] = asyncio.Queue()
+        self._log_writer: asyncio.Task[None] | None = None
+        self._images: list[tuple[str, ImagePart]] = []
+        """Images waiting for the next prompt, with the names they are shown by."""
         self._starting: Notice | None = None
         self.turn: asyncio.Task[object] | None = None
         self._turn_started = 0.0
@@ -151,6 +165,7 @@ class SeepientTui(App[int]):
             self._notice("sandbox off: shell commands run unsandboxed on this machine", "yellow")
         self._notice(f"workspace {self.session.workspace} · /help for commands")
         self._refresh_status()
+        self._log_writer = asyncio.ensure_future(self._write_log())
         if self._queued is not None:
             prompt, self._queued = self._queued, None
             self._start_turn(prompt)
@@ -158,6 +173,8 @@ class SeepientTui(App[int]):
     async def on_unmount(self) -> None:
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
+            await asyncio.gather(self.turn, return_exceptions=True)
+        await self._close_log()
         if self.session is not None:
             await self.session.aclose()
 
@@ -203,6 +220,8 @@ class SeepientTui(App[int]):
     def _on_runtime_event(self, event: Any) -> None:
         # Dispatch on the event's ``type`` tag: the UI never needs the protocol's classes imported to start.
         kind = event.type
+        if kind in ("turn_started", "turn_completed"):
+            self._log_event(event)
         if kind == "turn_started":
             self._text = None
         elif kind == "text_delta":
@@ -242,6 +261,9 @@ class SeepientTui(App[int]):
         elif kind == "compaction":
             note = f"history compacted: ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
             self._notice(note + (f" ({event.summary_error})" if event.summary_error else ""))
+        elif kind == "todo_updated":
+            self._end_text()
+            self._append(TodoListView(event.items))
 
     def _end_text(self) -> None:
         if self._text is not None:
@@ -266,21 +288,71 @@ class SeepientTui(App[int]):
             self._queued = message.text
             self._append(UserPrompt(message.text))
             return
-        self._append(UserPrompt(message.text))
-        self._start_turn(message.text)
+        self._send(message.text)
 
-    def _start_turn(self, prompt: str) -> None:
+    def _send(self, prompt: str, *, plan: bool = False) -> None:
+        """Start a turn with the prompt and whatever images wait for it (which route it on to vision)."""
         assert self.session is not None
+        images = tuple(part for _, part in self._images)
+        self._images.clear()
+        self._append(UserPrompt(prompt, images=len(images), plan=plan))
+        session = self.session
+        if plan:
+            self._start_turn(self._plan_then_ask(session.run(prompt, images, plan=True)))
+        else:
+            self._start_turn(session.run(prompt, images))
+
+    def _start_turn(self, turn: Awaitable[object] | str) -> None:
+        assert self.session is not None
+        if isinstance(turn, str):
+            turn = self.session.run(turn)
         self._turn_started = self.clock()
-        self.turn = asyncio.ensure_future(self._run_turn(prompt))
+        self.turn = asyncio.ensure_future(self._run_turn(turn))
         self._refresh_status()
 
-    async def _run_turn(self, prompt: str) -> object:
+    async def _plan_then_ask(self, planning: Awaitable[object]) -> object:
+        """The planning turn; when it ends with a plan, the plan modal asks whether to carry it out."""
+        from seepient.surfaces.tui.plan import PlanApprovalScreen
+
+        outcome = await planning
+        if getattr(outcome, "reason", None) == "final":
+            self.push_screen(PlanApprovalScreen(getattr(outcome, "text", "")), callback=self._plan_answered)
+        return outcome
+
+    def _plan_answered(self, approved: bool | None) -> None:
+        if not approved or self.session is None:
+            self._notice(
+                "plan not carried out; nothing was changed. Say what to change, or /plan again", "yellow"
+            )
+            return
+        self._notice("plan approved: carrying it out", "green")
+        self._start_turn(self.session.carry_out_plan())
+
+    def on_prompt_input_images_pasted(self, message: PromptInput.ImagesPasted) -> None:
+        for path in message.paths:
+            self._attach(path)
+
+    def _attach(self, path: Path) -> None:
+        from seepient.surfaces.tui.attachments import load_image
+
+        try:
+            part = load_image(path)
+        except ValueError as exc:
+            self._notice(f"image not attached: {exc}", "red")
+            return
+        self._images.append((path.name, part))
+        size = len(part.data or "") * 3 // 4
+        self._notice(
+            f"image attached: {path.name} ({size // 1024 or 1} KB); it goes with your next prompt "
+            f"({len(self._images)} waiting)"
+        )
+
+    async def _run_turn(self, turn: Awaitable[object]) -> object:
         from seepient.surfaces.tui.approval import ApprovalScreen
 
         assert self.session is not None
         try:
-            return await self.session.run(prompt)
+            return await turn
         except Exception as exc:  # the screen must survive any failure of a turn
             self._notice(f"the turn failed: {exc}", "red")
             return None
@@ -308,15 +380,160 @@ class SeepientTui(App[int]):
             await self._switch_model(argument)
         elif name == "/skill":
             self._activate_skill(argument)
+        elif name == "/plan":
+            if not argument:
+                self._notice("usage: /plan WHAT TO DO (the model plans with read-only tools first)", "yellow")
+            elif self.working:
+                self._notice("a turn is still running: wait for it, or Ctrl+C to interrupt it", "yellow")
+            else:
+                self._send(argument, plan=True)
+        elif name == "/image":
+            self._image_command(argument)
         elif name == "/compact":
             if self.working:
                 self._notice("wait for the turn to end before compacting", "yellow")
             elif not await self.session.compact():
                 self._notice("nothing to compact yet")
         elif name == "/sessions":
-            self._notice("/sessions is not available yet: the session store is still being built", "yellow")
+            await self._pick_session()
         else:
             self._notice(f"unknown command {name}: /help lists the commands", "yellow")
+
+    # ----- stored sessions ----------------------------------------------------------------------------
+
+    async def _write_log(self) -> None:
+        """Opens the store once the session is up (so startup never waits for it), then writes turn records
+        in order. A store that cannot open costs only the ability to resume, and the user is told."""
+        from seepient.config import SeepientPaths
+        from seepient.store import StoreError
+        from seepient.surfaces.tui.sessions import SessionLog
+
+        assert self.session is not None
+        paths = self.options.paths or SeepientPaths.from_env(
+            dict(self.options.environ) if self.options.environ else None
+        )
+        try:
+            self._log = await SessionLog.open(paths.home, self.session.workspace)
+        except StoreError as exc:
+            self._notice(f"sessions are not saved this time: {exc}", "yellow")
+            return
+        while True:
+            write = await self._log_writes.get()
+            try:
+                await write
+            except Exception as exc:  # a lost record must not end the TUI; say so once per failure
+                self._notice(f"could not save the session: {exc}", "yellow")
+            finally:
+                self._log_writes.task_done()
+
+    def _log_event(self, event: Any) -> None:
+        session = self.session
+        if session is None:
+            return
+        if event.type == "turn_started":
+            write = self._log_start(session, event.turn_id, event.prompt)
+        else:
+            messages = [m.model_dump(mode="json") for m in session.history]
+            write = self._log_end(session.id, event.turn_id, event.reason, event.text, messages)
+        self._log_writes.put_nowait(write)
+
+    async def _log_start(self, session: Session, turn_id: str, prompt: str) -> None:
+        if self._log is not None:
+            await self._log.turn_started(
+                session_id=session.id,
+                model=session.model_spec,
+                mode=session.mode,
+                turn_id=turn_id,
+                prompt=prompt,
+            )
+
+    async def _log_end(self, session_id: str, turn_id: str, reason: str, reply: str, messages: list) -> None:  # type: ignore[type-arg]
+        if self._log is not None:
+            await self._log.turn_ended(
+                session_id=session_id, turn_id=turn_id, reason=reason, reply=reply, messages=messages
+            )
+
+    async def _close_log(self) -> None:
+        writer = self._log_writer
+        if writer is None:
+            return
+        if self._log is not None and not writer.done():
+            await self._log_writes.join()
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        while not self._log_writes.empty():  # never started: close the coroutines instead of leaking them
+            self._log_writes.get_nowait().close()  # type: ignore[attr-defined]
+        if self._log is not None:
+            await self._log.aclose()
+            self._log = None
+
+    async def _pick_session(self) -> None:
+        from seepient.surfaces.tui.sessions import SessionPicker
+
+        assert self.session is not None
+        if self.working:
+            self._notice("wait for the turn to end before switching sessions", "yellow")
+            return
+        if self._log is None:
+            self._notice("the session store is not open (yet): nothing to resume", "yellow")
+            return
+        await self._log_writes.join()
+        stored = await self._log.recent(exclude=self.session.id)
+        if not stored:
+            self._notice("no other stored session for this workspace")
+            return
+        self.push_screen(SessionPicker(stored), callback=self._resume_chosen)
+
+    def _resume_chosen(self, session_id: str | None) -> None:
+        if session_id:
+            self.run_worker(self._resume(session_id), exclusive=True, group="resume")
+
+    async def _resume(self, session_id: str) -> None:
+        from seepient.config import SettingsError
+        from seepient.models.base import ModelError
+        from seepient.protocol import Message
+        from seepient.runtime import Session
+
+        assert self.session is not None and self._log is not None
+        try:
+            stored, turns = await self._log.load(session_id)
+            history = [Message.model_validate(m) for m in stored]
+        except (KeyError, ValueError) as exc:
+            self._notice(f"cannot resume {session_id}: {exc}", "red")
+            return
+        old = self.session
+        options = dataclasses.replace(self.options, mode=old.mode, session_id=session_id, history=history)
+        try:
+            session = Session.open(options)
+        except (SettingsError, ModelError) as exc:
+            self._notice(str(exc), "red")
+            return
+        await old.aclose()
+        self.options, self.session = options, session
+        session.subscribe(self._on_runtime_event)
+        self._calls.clear()
+        self._text = None
+        await self._transcript().remove_children()
+        for turn in turns:
+            self._append(UserPrompt(turn.prompt))
+            if turn.reply:
+                self._append(AssistantText(turn.reply))
+        self._notice(f"resumed session {session_id} ({len(turns)} turns) with {session.model_spec}")
+        self._refresh_status()
+
+    def _image_command(self, argument: str) -> None:
+        from pathlib import Path
+
+        if argument == "clear":
+            dropped = len(self._images)
+            self._images.clear()
+            self._notice(f"{dropped} image(s) dropped")
+        elif argument:
+            self._attach(Path(argument))
+        elif self._images:
+            self._notice("waiting for the next prompt: " + ", ".join(name for name, _ in self._images))
+        else:
+            self._notice("usage: /image PATH (or paste an image file's path); no image is attached")
 
     def _set_mode(self, mode: str) -> None:
         from seepient.config import SettingsError

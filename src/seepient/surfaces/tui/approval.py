@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
@@ -17,14 +18,17 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from seepient.protocol import (
+    AgentTask,
     ApprovalDecision,
     ApprovalRequest,
     ApprovalResponse,
     ApprovalScope,
     Capability,
     FileChange,
+    FileChangeSet,
     ShellCommand,
 )
+from seepient.protocol.actions import McpCall, McpServerStart, MemoryAction
 from seepient.surfaces.tui.diff import render_diff
 
 if TYPE_CHECKING:
@@ -45,10 +49,26 @@ def describe_action(request: ApprovalRequest, *, width: int) -> RenderableType:
     """What the person is asked to approve: the diff, or the command with its parts and capabilities."""
     action = request.action
     parts: list[RenderableType] = [Text(f"⚠ {action.tool} wants to: {action.summary}", style="bold yellow")]
+    if request.agent:
+        parts.append(Text.assemble(("asked by ", "dim"), (request.agent, "bold magenta")))
     payload = action.payload
     if isinstance(payload, FileChange):
         parts.append(Text(payload.path, style="bold"))
         parts.append(render_diff(payload.diff, width=width))
+    elif isinstance(payload, FileChangeSet):
+        for change in payload.changes:
+            verb = "delete" if change.delete else "create" if change.pre_image_sha256 is None else "change"
+            parts.append(Text(f"{verb} {change.path}", style="bold"))
+            parts.append(render_diff(change.diff, width=width))
+    elif isinstance(payload, MemoryAction) and payload.change is not None:
+        parts.append(Text(f"memory: /memories/{payload.scope}/{payload.path}", style="bold"))
+        parts.append(render_diff(payload.change.diff, width=width))
+    elif isinstance(payload, AgentTask):
+        parts.append(Text.assemble(("task     ", "dim"), (payload.task, "bold")))
+        parts.append(Text.assemble(("tools    ", "dim"), ", ".join(payload.tools) or "(none)"))
+        parts.append(
+            Text.assemble(("mode     ", "dim"), payload.mode, ("  folder ", "dim"), payload.workspace)
+        )
     elif isinstance(payload, ShellCommand):
         parts.append(Text.assemble(("command  ", "dim"), (payload.command, "bold")))
         parts.append(Text.assemble(("folder   ", "dim"), payload.cwd))
@@ -64,6 +84,15 @@ def describe_action(request: ApprovalRequest, *, width: int) -> RenderableType:
                 risky = capability is not Capability.WRITE_WORKSPACE
                 flags.append(_FLAGGED.get(capability, capability.value), style="bold red" if risky else "")
             parts.append(flags)
+    elif isinstance(payload, McpCall):
+        shown = json.dumps(payload.arguments, ensure_ascii=False, indent=2)
+        parts.append(Text.assemble(("MCP tool  ", "dim"), (f"{payload.server}:{payload.tool}", "bold")))
+        shown = shown if len(shown) <= 4000 else shown[:4000] + "…"
+        parts.append(Text.assemble(("arguments ", "dim"), shown))
+    elif isinstance(payload, McpServerStart):
+        what = " ".join([payload.command or "", *payload.args]) if payload.command else payload.url or ""
+        origin = f"MCP server {payload.server} ({payload.source} settings) "
+        parts.append(Text.assemble((origin, "dim"), (what, "bold")))
     for reason in request.verdict.reasons:
         parts.append(Text.assemble(("why asked ", "dim"), reason))
     return Group(*parts)

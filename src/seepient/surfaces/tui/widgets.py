@@ -4,6 +4,7 @@ history, and the status bar."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -11,8 +12,12 @@ from textual import events
 from textual.message import Message
 from textual.widgets import Collapsible, Markdown, Static, TextArea
 
+from seepient.surfaces.tui.attachments import pasted_image_paths
+
 if TYPE_CHECKING:
-    from seepient.protocol import ToolCall
+    from collections.abc import Sequence
+
+    from seepient.protocol import TodoItem, ToolCall
 
 _STATUS_MARK = {
     "ok": ("✓", "green"),
@@ -20,6 +25,7 @@ _STATUS_MARK = {
     "denied": ("⊘", "red"),
     "rejected": ("✗", "yellow"),
 }
+_TODO_MARK = {"pending": ("☐", ""), "in_progress": ("▶", "bold yellow"), "completed": ("☑", "dim")}
 _OUTPUT_SHOWN = 4_000
 """Characters of a tool's output kept in the transcript; the model saw all of it, the screen needs less."""
 
@@ -27,9 +33,13 @@ _OUTPUT_SHOWN = 4_000
 class UserPrompt(Static):
     DEFAULT_CSS = "UserPrompt { margin: 1 0 0 0; color: $accent; text-style: bold; }"
 
-    def __init__(self, prompt: str) -> None:
-        super().__init__(Text("› " + prompt))
+    def __init__(self, prompt: str, *, images: int = 0, plan: bool = False) -> None:
+        shown = Text("› " + ("/plan " if plan else "") + prompt)
+        if images:
+            shown.append(f"  [{images} image{'s' if images > 1 else ''}]", style="dim")
+        super().__init__(shown)
         self.prompt = prompt
+        self.images = images
 
 
 class Notice(Static):
@@ -41,28 +51,45 @@ class Notice(Static):
 
 
 class AssistantText(Markdown):
-    """The model's markdown as it streams; deltas are batched so a fast stream does not re-render per word."""
+    """The model's markdown as it streams. Deltas are batched (one append per 50 ms at most) and appended:
+    only the last block is parsed again, so a long answer does not get slower to show as it grows."""
 
     DEFAULT_CSS = "AssistantText { margin: 0 0 0 2; padding: 0; }"
+    _BATCH_SECONDS = 0.05
 
-    def __init__(self) -> None:
-        super().__init__("")
-        self.streamed = ""
-        self._pending = False
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text)
+        self.streamed = text
+        self._unsent = ""
+        self._scheduled = False
+        self._appending = False
 
     def add(self, text: str) -> None:
         self.streamed += text
-        if not self._pending:
-            self._pending = True
-            self.set_timer(0.05, self._flush)
+        self._unsent += text
+        # While an append is running, its loop picks the new text up; otherwise one flush is scheduled.
+        if not self._scheduled and not self._appending:
+            self._scheduled = True
+            self.set_timer(self._BATCH_SECONDS, self._flush)
 
-    def _flush(self) -> None:
-        self._pending = False
-        self.update(self.streamed)
+    async def _flush(self) -> None:
+        self._scheduled = False
+        if self._appending:
+            return
+        self._appending = True
+        try:
+            # One append at a time: Markdown.append works out where to re-parse when it is called, so two
+            # overlapping appends would both re-parse the same tail and show it twice.
+            while self._unsent:
+                fragment, self._unsent = self._unsent, ""
+                await self.append(fragment)
+        finally:
+            self._appending = False
 
     def finish(self) -> None:
-        self._pending = False
-        self.update(self.streamed)
+        if self._unsent and not self._scheduled and not self._appending:
+            self._scheduled = True
+            self.call_later(self._flush)
 
 
 def _call_summary(call: ToolCall) -> str:
@@ -103,6 +130,23 @@ class ToolCallView(Collapsible):
             self.add_class(f"-{status}")
 
 
+class TodoListView(Static):
+    """The model's todo list as it was just written: done items dimmed, the one in progress bold."""
+
+    DEFAULT_CSS = "TodoListView { margin: 0 0 0 2; border-left: solid $accent; padding: 0 1; }"
+
+    def __init__(self, items: Sequence[TodoItem]) -> None:
+        done = sum(1 for item in items if item.status == "completed")
+        text = Text(f"todo · {done}/{len(items)} done", style="bold")
+        for item in items:
+            mark, style = _TODO_MARK[item.status]
+            text.append(f"\n{mark} {item.content}", style=style)
+        if not items:
+            text.append("\n(cleared)", style="dim")
+        super().__init__(text)
+        self.items = tuple(items)
+
+
 class PromptInput(TextArea):
     """A multi-line prompt: Enter sends, Ctrl+J or Alt+Enter starts a new line, Up/Down walk the history
     when the cursor is on the first or last line."""
@@ -113,6 +157,13 @@ class PromptInput(TextArea):
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
+
+    class ImagesPasted(Message):
+        """A paste that named only image files: they are attached, not typed."""
+
+        def __init__(self, paths: list[Path]) -> None:
+            super().__init__()
+            self.paths = paths
 
     def __init__(self) -> None:
         super().__init__("", id="prompt", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
@@ -151,6 +202,16 @@ class PromptInput(TextArea):
             self._walk(1)
             return
         await super()._on_key(event)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        # Textual calls each class's handler in turn: ordinary text falls through to TextArea's, which types
+        # it; prevent_default keeps an image paste from being typed as well.
+        paths = pasted_image_paths(event.text)
+        if paths is None:
+            return
+        event.stop()
+        event.prevent_default()
+        self.post_message(self.ImagesPasted(paths))
 
     def _walk(self, step: int) -> None:
         if self._position is None:

@@ -12,6 +12,7 @@ from seepient.policy.shell import analyse_command
 from seepient.protocol import ActionKind, PathDenied, PreparedActionDraft, ShellCommand, ShellOutcome
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import display_path, expect_payload, path_kind
+from seepient.tools.builtin.shell_background import start_background
 
 MAX_TIMEOUT_MS = 600_000
 _SUMMARY_COMMAND_CHARS = 120
@@ -39,7 +40,9 @@ class ShellInput(BaseModel):
     )
     run_in_background: bool = Field(
         default=False,
-        description="Not supported yet: every command runs in the foreground until it exits or times out.",
+        description="Start the command and return at once with an id (bg_…), for servers, watchers and long "
+        "builds; read its output with shell_output and stop it with shell_kill. timeout_ms then limits its "
+        "lifetime (omit it to let it run until it exits, is killed or the session ends).",
     )
 
 
@@ -62,12 +65,6 @@ class ShellTool(Tool[ShellInput]):
     input_model: ClassVar[type[BaseModel]] = ShellInput
 
     async def prepare(self, args: ShellInput, ctx: ToolContext) -> PreparedActionDraft:
-        if args.run_in_background:
-            raise ToolInputError(
-                "run_in_background is not supported yet: commands run in the foreground until they exit or "
-                f"time out. Run it without run_in_background, with timeout_ms up to {MAX_TIMEOUT_MS} if it "
-                "needs longer."
-            )
         if not args.command.strip():
             raise ToolInputError("command is blank; give the command line to run.")
         resolved = ctx.paths.for_read(args.workdir or ".")
@@ -89,6 +86,8 @@ class ShellTool(Tool[ShellInput]):
         # With the workspace and cwd, write targets resolve to write_workspace or write_outside exactly.
         analysis = analyse_command(args.command, cwd=Path(resolved.absolute), workspace=ctx.workspace)
         timeout_ms = min(args.timeout_ms or ctx.default_timeout_ms, MAX_TIMEOUT_MS)
+        if args.run_in_background:
+            timeout_ms = args.timeout_ms or 0  # 0: no deadline, see ShellCommand.background
         payload = ShellCommand(
             command=args.command,
             commands=analysis.commands,
@@ -96,7 +95,9 @@ class ShellTool(Tool[ShellInput]):
             parsed=analysis.parsed,
             cwd=resolved.absolute,
             timeout_ms=timeout_ms,
+            background=args.run_in_background,
         )
+        verb = "Start in the background" if args.run_in_background else "Run"
         return PreparedActionDraft(
             session_id=ctx.session_id,
             call_id=ctx.call_id,
@@ -104,11 +105,13 @@ class ShellTool(Tool[ShellInput]):
             kind=ActionKind.SHELL,
             payload=payload,
             read_only=False,
-            summary=f"Run: {_one_line(args.command)} (in {display_path(resolved)})",
+            summary=f"{verb}: {_one_line(args.command)} (in {display_path(resolved)})",
         )
 
     async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
         command = expect_payload(action, ShellCommand)
+        if command.background:
+            return await start_background(command, ctx)
         outcome = await ctx.executor.run_shell(command)
         return ToolOutput(
             format_shell_outcome(command, outcome), is_error=outcome.timed_out, data=_data(outcome)

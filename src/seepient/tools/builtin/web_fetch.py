@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bs4 import BeautifulSoup
-from markdownify import MarkdownConverter
 from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.net.url import UrlError, parse_url
@@ -32,6 +30,10 @@ class WebFetchInput(BaseModel):
 
 def html_to_markdown(html: str) -> str:
     """Readable markdown from an HTML page: scripts, styles and frames dropped, runs of blank lines folded."""
+    # Loaded with the first HTML page rather than with every session: BeautifulSoup takes a while to import.
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
     soup = BeautifulSoup(html, "html.parser")
     # Removed with their contents: a script's source or a stylesheet is noise, never page text.
     for tag in soup.find_all(_DROPPED_TAGS):

@@ -1,0 +1,148 @@
+"""Run one hook command on the host: its JSON input on stdin, a scrubbed environment, a deadline that kills
+its whole process group, and capped output. What the answer means is ``runtime/hooks.py``'s business.
+
+Hooks are configuration the user wrote (never the project or the model: see ``config.settings.HookSettings``),
+so they run unsandboxed like a git hook would, but never with Seepient's secrets in their environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from seepient.execution.environment import scrubbed_environment
+
+_MAX_OUTPUT_BYTES = 256 * 1024
+_CHUNK = 64 * 1024
+_DRAIN_AFTER_KILL_S = 0.5
+
+
+@dataclass(frozen=True)
+class HookProcessResult:
+    """``exit_code`` is None when the hook was killed for its deadline."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_ms: int
+
+
+class HookProgramRefused(Exception):
+    """The hook would run a file the model can change (a script inside the workspace); the message says which."""
+
+
+def hook_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The user's harmless variables with their real ``HOME``; no ``*_API_KEY``, ``*_TOKEN``, ``*SECRET*``."""
+    env = os.environ if environ is None else environ
+    return scrubbed_environment(env, home=env.get("HOME") or str(Path.home()))
+
+
+def hook_argv(command: str | Sequence[str]) -> list[str]:
+    """A shell line runs through ``/bin/sh -c``; a list is the argv itself."""
+    if isinstance(command, str):
+        return ["/bin/sh", "-c", command]
+    return list(command)
+
+
+def check_hook_program(
+    command: str | Sequence[str], *, workspace: Path, env: Mapping[str, str], protected: Sequence[Path] = ()
+) -> None:
+    """Refuse a hook whose program or script is a file inside the workspace (outside ``protected`` folders such
+    as ``.seepient/``): the model may edit workspace files, and a hook runs unsandboxed, so running one would
+    run the model's code on the host. Only words written literally are looked at; a hook that reads workspace
+    files indirectly (``make``, ``npm run``) is the user's own risk, documented in ``runtime/hooks.py``."""
+    words = shlex.split(command, posix=True) if isinstance(command, str) else list(command)
+    root = workspace.resolve()
+    guarded = [p.resolve() for p in protected]
+    for index, word in enumerate(words):
+        if not word or word.startswith("-") or any(c in word for c in "$`*?[|;&<>()"):
+            continue
+        candidates = [Path(word).expanduser()]
+        if not candidates[0].is_absolute():
+            candidates = [root / candidates[0]]
+            if index == 0 or "/" not in word:
+                found = shutil.which(word, path=env.get("PATH"))
+                if found:
+                    candidates.append(Path(found))
+        for candidate in candidates:
+            if not candidate.is_file() and not candidate.is_symlink():
+                continue
+            for where in (Path(os.path.normpath(candidate)), candidate.resolve()):
+                inside = where == root or root in where.parents
+                if inside and not any(g == where or g in where.parents for g in guarded):
+                    raise HookProgramRefused(
+                        f"the hook runs {word!r}, a file inside the workspace ({where}) that the model can "
+                        "change; move it outside the workspace or into .seepient/"
+                    )
+
+
+async def run_hook_process(
+    command: str | Sequence[str],
+    *,
+    stdin: bytes,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+) -> HookProcessResult:
+    """Run the hook to completion or its deadline; on a deadline or a cancelled caller the group is killed."""
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        *hook_argv(command),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    out, err = bytearray(), bytearray()
+
+    async def _feed() -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.write(stdin)
+            await process.stdin.drain()
+        process.stdin.close()
+
+    async def _drain(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
+        if stream is None:
+            return
+        while chunk := await stream.read(_CHUNK):
+            if len(sink) < _MAX_OUTPUT_BYTES:
+                sink += chunk[: _MAX_OUTPUT_BYTES - len(sink)]
+
+    io = asyncio.gather(_feed(), _drain(process.stdout, out), _drain(process.stderr, err))
+    timed_out = False
+    try:
+        async with asyncio.timeout(timeout_s):
+            await io
+            await process.wait()
+    except TimeoutError:
+        timed_out = True
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        if process.returncode is None:
+            await asyncio.shield(process.wait())
+        if not io.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, OSError):
+                await asyncio.wait_for(asyncio.shield(io), _DRAIN_AFTER_KILL_S)
+            io.cancel()
+            with contextlib.suppress(asyncio.CancelledError, OSError):
+                await io
+    return HookProcessResult(
+        exit_code=None if timed_out else process.returncode,
+        stdout=out.decode("utf-8", errors="replace"),
+        stderr=err.decode("utf-8", errors="replace"),
+        timed_out=timed_out,
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )

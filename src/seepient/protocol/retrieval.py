@@ -1,0 +1,47 @@
+"""What the executor's look-ups answer: passages from the local knowledge index and hits from a web search."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class KnowledgePassage(_Frozen):
+    """One ranked passage: ``path`` as indexed (workspace-relative when inside it), 1-based inclusive lines,
+    and ``score`` (higher is better; BM25 turned positive)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    text: str
+
+
+class KnowledgeOutcome(_Frozen):
+    """``indexed`` is false when no index exists for the workspace yet (``problem`` says why when one exists
+    but cannot be read); ``method`` says how it ranked."""
+
+    indexed: bool
+    problem: str = ""
+    passages: tuple[KnowledgePassage, ...] = ()
+    method: str = "bm25"
+    documents: int = 0
+
+
+class WebSearchHit(_Frozen):
+    title: str
+    url: str
+    snippet: str = ""
+
+
+class WebSearchOutcome(_Frozen):
+    backend: str
+    hits: tuple[WebSearchHit, ...] = ()
+
+
+class WebSearchFailed(RuntimeError):
+    """The search backend could not be reached or answered with an error; the message says which and what
+    to do. It never contains the API key."""

@@ -1,0 +1,312 @@
+"""``apply_patch``: a multi-file patch (add, update, delete, move) prepared into one ``FileChange`` per file, each
+bound to the bytes it was read as, and committed all or nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from seepient.protocol import (
+    ActionKind,
+    FileChange,
+    FileChangeSet,
+    PathDenied,
+    PreparedActionDraft,
+    ResolvedPath,
+)
+from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.builtin._common import commit_failure_text, expect_payload, workspace_relative
+from seepient.tools.builtin._text import (
+    BinaryContent,
+    count_lines,
+    decode_text,
+    diff_stats,
+    sha256_hex,
+    split_lines,
+    unified_diff,
+)
+from seepient.tools.patch_format import (
+    AddFile,
+    DeleteFile,
+    FileOperation,
+    PatchError,
+    UpdateFile,
+    apply_hunks,
+    parse_patch,
+)
+
+_FORMAT_HINT = (
+    "The patch format:\n*** Begin Patch\n*** Update File: path/to/file.py\n@@ def some_function():\n"
+    "     unchanged line\n-    old line\n+    new line\n*** Add File: new.txt\n+its content\n"
+    "*** Delete File: obsolete.txt\n*** End Patch"
+)
+
+
+class ApplyPatchInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    patch: str = Field(
+        min_length=1,
+        description="The whole patch, from '*** Begin Patch' to '*** End Patch'.",
+    )
+
+
+@dataclass
+class _Target:
+    """A path the patch names, checked by the path guard and read as it is now."""
+
+    relative: str
+    current: bytes | None
+
+
+class ApplyPatchTool(Tool[ApplyPatchInput]):
+    name: ClassVar[str] = "apply_patch"
+    description: ClassVar[str] = (
+        "Change several files at once with a patch. Format:\n"
+        "*** Begin Patch\n"
+        "*** Add File: <path>          (every following line starts with '+')\n"
+        "*** Delete File: <path>\n"
+        "*** Update File: <path>\n"
+        "*** Move to: <new path>       (optional, right after Update File)\n"
+        "@@ <a line to find first, e.g. a def or class line; may be empty>\n"
+        " <context line>   (starts with a space)\n"
+        "-<removed line>\n"
+        "+<added line>\n"
+        "*** End of File               (optional: the hunk ends at the end of the file)\n"
+        "*** End Patch\n"
+        "Give about three lines of context around each change, hunks in file order. Paths are relative "
+        "to the workspace. The whole patch applies or nothing does: if any file changed since the patch "
+        "was prepared, nothing is written."
+    )
+    input_model: ClassVar[type[BaseModel]] = ApplyPatchInput
+    max_result_chars: ClassVar[int] = 20_000
+
+    async def prepare(self, args: ApplyPatchInput, ctx: ToolContext) -> PreparedActionDraft:
+        try:
+            operations = parse_patch(args.patch)
+        except PatchError as exc:
+            raise ToolInputError(
+                f"The patch could not be parsed: {exc}. Nothing was changed.\n{_FORMAT_HINT}"
+            ) from None
+        # Every path the patch names passes the path guard before any file is read.
+        resolved: dict[str, ResolvedPath] = {}
+        for operation in operations:
+            named = [operation.path]
+            if isinstance(operation, UpdateFile) and operation.move_to is not None:
+                named.append(operation.move_to)
+            for path in named:
+                if path not in resolved:
+                    resolved[path] = ctx.paths.for_write(path)
+                    workspace_relative(resolved[path])
+        changes: list[FileChange] = []
+        words: list[str] = []
+        claimed: dict[str, int] = {}
+        for operation in operations:
+            for change, word in await self._prepare_one(operation, ctx, resolved):
+                if change.path in claimed:
+                    raise ToolInputError(
+                        f"{change.path} is changed twice (patch lines {claimed[change.path]} and "
+                        f"{operation.line}); put all changes to one file in one section. Nothing was changed."
+                    )
+                claimed[change.path] = operation.line
+                changes.append(change)
+                if word:
+                    words.append(word)
+        summary = "Apply patch: " + ", ".join(words)
+        return PreparedActionDraft(
+            session_id=ctx.session_id,
+            call_id=ctx.call_id,
+            tool=self.name,
+            kind=ActionKind.FILE_CHANGE,
+            payload=FileChangeSet(changes=tuple(changes)),
+            read_only=False,
+            summary=summary if len(summary) <= 300 else summary[:299] + "…",
+        )
+
+    async def _target(self, ctx: ToolContext, resolved: ResolvedPath) -> _Target:
+        relative = workspace_relative(resolved)
+        return _Target(relative, await _read(ctx, resolved, relative))
+
+    async def _prepare_one(
+        self, operation: FileOperation, ctx: ToolContext, resolved: dict[str, ResolvedPath]
+    ) -> list[tuple[FileChange, str]]:
+        target = await self._target(ctx, resolved[operation.path])
+        relative, current = target.relative, target.current
+        if isinstance(operation, AddFile):
+            content = operation.content
+            if current is None:
+                change = FileChange(
+                    path=relative,
+                    pre_image_sha256=None,
+                    new_content=content,
+                    diff=unified_diff(None, content, relative),
+                )
+                return [(change, f"create {relative} (+{count_lines(content)})")]
+            # An Add over an existing file replaces it, as the format's reference implementation does.
+            diff = _replacement_diff(current, content, relative)
+            change = FileChange(
+                path=relative, pre_image_sha256=sha256_hex(current), new_content=content, diff=diff
+            )
+            return [(change, f"overwrite {relative} ({diff_stats(diff).label()})")]
+        if isinstance(operation, DeleteFile):
+            if current is None:
+                raise ToolInputError(
+                    f"Cannot delete {relative} (patch line {operation.line}): no such file. Nothing was changed."
+                )
+            change = FileChange(
+                path=relative,
+                pre_image_sha256=sha256_hex(current),
+                delete=True,
+                diff=_deletion_diff(current, relative),
+            )
+            return [(change, f"delete {relative}")]
+        return await self._prepare_update(operation, relative, current, ctx, resolved)
+
+    async def _prepare_update(
+        self,
+        operation: UpdateFile,
+        relative: str,
+        current: bytes | None,
+        ctx: ToolContext,
+        resolved: dict[str, ResolvedPath],
+    ) -> list[tuple[FileChange, str]]:
+        if current is None:
+            raise ToolInputError(
+                f"Cannot update {relative} (patch line {operation.line}): no such file. To create it, use "
+                "'*** Add File:'. Nothing was changed."
+            )
+        try:
+            text = decode_text(current)
+        except BinaryContent as exc:
+            raise ToolInputError(f"Cannot update {relative}: {exc}. Nothing was changed.") from None
+        try:
+            new_text = apply_hunks(text, operation.hunks, relative)
+        except PatchError as exc:
+            raise ToolInputError(f"The patch does not apply: {exc}\nNothing was changed.") from None
+        destination = (
+            None if operation.move_to is None else await self._target(ctx, resolved[operation.move_to])
+        )
+        if destination is None or destination.relative == relative:
+            diff = unified_diff(text, new_text, relative)
+            change = FileChange(
+                path=relative, pre_image_sha256=sha256_hex(current), new_content=new_text, diff=diff
+            )
+            return [(change, f"update {relative} ({diff_stats(diff).label()})")]
+        moved_to = destination.relative
+        diff = _move_diff(text, new_text, relative, moved_to)
+        if destination.current is not None:
+            diff = f"(replaces the existing {moved_to})\n{diff}"
+        arrival = FileChange(
+            path=moved_to,
+            pre_image_sha256=None if destination.current is None else sha256_hex(destination.current),
+            new_content=new_text,
+            diff=diff,
+        )
+        departure = FileChange(
+            path=relative,
+            pre_image_sha256=sha256_hex(current),
+            delete=True,
+            diff=f"{relative} moves to {moved_to}\n",
+        )
+        over = " (replacing it)" if destination.current is not None else ""
+        return [
+            (departure, f"move {relative} → {moved_to}{over} ({diff_stats(diff).label()})"),
+            (arrival, ""),
+        ]
+
+    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        change_set = expect_payload(action, FileChangeSet)
+        commit_files = getattr(ctx.executor, "commit_files", None)
+        if commit_files is None:
+            return ToolOutput(
+                f"This execution backend ({type(ctx.executor).__name__}) cannot commit several files at once, "
+                "so nothing was changed. Make the changes one file at a time with edit_file and write_file.",
+                is_error=True,
+                data={"code": "UNSUPPORTED"},
+            )
+        try:
+            outcome = await commit_files(change_set.changes)
+        except PathDenied as exc:
+            return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
+        if not outcome.ok:
+            shown = outcome.path or "the patch"
+            text = commit_failure_text(outcome, shown, "patch")
+            return ToolOutput(
+                f"No file was changed: the patch applies whole or not at all.\n{text}",
+                is_error=True,
+                data={"path": outcome.path, "code": outcome.code},
+            )
+        files = [_file_data(change) for change in change_set.changes]
+        lines = [f"Applied the patch to {len(files)} file{'s' if len(files) != 1 else ''}:"]
+        for item in files:
+            lines.append(
+                f"  {item['action']} {item['path']}" + (f" ({item['label']})" if item["label"] else "")
+            )
+        return ToolOutput("\n".join(lines), data={"files": files})
+
+
+async def _read(ctx: ToolContext, resolved: ResolvedPath, shown: str) -> bytes | None:
+    try:
+        return await ctx.executor.read_file(resolved.absolute)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ToolInputError(f"{shown} is a directory; a patch changes files. Nothing was changed.") from None
+    except PermissionError as exc:
+        raise ToolInputError(f"Cannot read {shown} to prepare the patch: {exc.strerror or exc}.") from None
+
+
+def _text_or_none(data: bytes) -> str | None:
+    try:
+        return decode_text(data)
+    except BinaryContent:
+        return None
+
+
+def _replacement_diff(current: bytes, content: str, path: str) -> str:
+    old = _text_or_none(current)
+    if old is None:
+        return f"Binary file a/{path} replaced by text b/{path}\n"
+    return unified_diff(old, content, path)
+
+
+def _deletion_diff(current: bytes, path: str) -> str:
+    old = _text_or_none(current)
+    if old is None:
+        return f"Binary file a/{path} deleted\n"
+    lines = split_lines(old)
+    body = "".join(f"-{line}\n" for line in lines)
+    return (
+        f"--- a/{path}\n+++ /dev/null\n@@ -1,{len(lines)} +0,0 @@\n{body}"
+        if lines
+        else f"deleted empty file {path}\n"
+    )
+
+
+def _move_diff(old: str, new: str, source: str, destination: str) -> str:
+    diff = unified_diff(old, new, destination)
+    header = f"--- a/{destination}\n"
+    if diff.startswith(header):
+        diff = f"--- a/{source}\n" + diff[len(header) :]
+    return diff or f"--- a/{source}\n+++ b/{destination}\n"
+
+
+def _file_data(change: FileChange) -> dict[str, Any]:
+    stats = diff_stats(change.diff)
+    if change.delete:
+        action = "deleted"
+    elif change.pre_image_sha256 is None:
+        action = "created"
+    else:
+        action = "updated"
+    label = "" if change.delete else stats.label()
+    return {
+        "path": change.path,
+        "action": action,
+        "added": stats.added,
+        "removed": stats.removed,
+        "label": label,
+        "diff": change.diff,
+    }

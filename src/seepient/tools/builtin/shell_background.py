@@ -1,0 +1,158 @@
+"""Background shell: ``shell`` with ``run_in_background`` starts a sandboxed command and returns its ``bg_…`` id;
+``shell_output`` reads what it wrote since the last read; ``shell_kill`` stops its whole process group."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from seepient.protocol.actions import ActionKind, PreparedActionDraft, ProcessControl, ShellCommand
+from seepient.protocol.executor import BackgroundOutput, BackgroundRefused
+from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.builtin._common import expect_payload
+
+_ID_FIELD = Field(
+    min_length=1,
+    max_length=64,
+    description="The background process id that shell returned when it started the command (bg_…).",
+)
+
+
+async def start_background(command: ShellCommand, ctx: ToolContext) -> ToolOutput:
+    """The execution of an approved ``shell`` call with ``run_in_background``."""
+    try:
+        started = await ctx.executor.start_background(command, session_id=ctx.session_id)
+    except BackgroundRefused as exc:
+        return ToolOutput(f"Not started: {exc}.", is_error=True, data={"background": True})
+    limit = (
+        f"it is killed after {command.timeout_ms} ms"
+        if command.timeout_ms > 0
+        else "it runs until it exits, shell_kill stops it, or the session ends"
+    )
+    text = (
+        f"Started in the background with id {started.process_id} ({limit}). Read its output with "
+        f"shell_output {{id: {started.process_id}}}; stop it with shell_kill."
+    )
+    return ToolOutput(
+        text, data={"background": True, "process_id": started.process_id, "sandbox": started.sandbox}
+    )
+
+
+class ShellOutputInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = _ID_FIELD
+
+
+class ShellKillInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = _ID_FIELD
+
+
+def _draft(tool: str, operation: str, process_id: str, ctx: ToolContext, summary: str) -> PreparedActionDraft:
+    return PreparedActionDraft(
+        session_id=ctx.session_id,
+        call_id=ctx.call_id,
+        tool=tool,
+        kind=ActionKind.PROCESS,
+        payload=ProcessControl(operation=operation, process_id=process_id),  # type: ignore[arg-type]
+        read_only=operation == "output",
+        summary=summary,
+    )
+
+
+def format_background_output(output: BackgroundOutput) -> str:
+    """State first, then each stream's new output, then what was dropped and how to keep it next time."""
+    seconds = output.runtime_ms / 1000
+    if output.running:
+        head = f"{output.process_id} is running ({seconds:.1f} s so far)."
+    else:
+        why = {
+            "kill": "killed by shell_kill",
+            "timeout": "killed at its timeout",
+            "session_end": "killed because the session ended",
+        }
+        code = (
+            "no exit code (killed by a signal)"
+            if output.exit_code is None
+            else f"exit code {output.exit_code}"
+        )
+        if output.exit_code is not None and output.exit_code < 0:
+            code = f"killed by signal {-output.exit_code}"
+        reason = f", {why[output.ended_by]}" if output.ended_by else ""
+        head = f"{output.process_id} has ended after {seconds:.1f} s: {code}{reason}."
+    parts = [head]
+    if output.stdout:
+        parts.append(f"stdout (new):\n{output.stdout.rstrip(chr(10))}")
+    if output.stderr:
+        parts.append(f"stderr (new):\n{output.stderr.rstrip(chr(10))}")
+    if not output.stdout and not output.stderr:
+        parts.append("(no new output)")
+    for stream, dropped in (("stdout", output.stdout_dropped), ("stderr", output.stderr_dropped)):
+        if dropped:
+            parts.append(
+                f"[{dropped} bytes of earlier {stream} were dropped (only the newest output is kept); "
+                "redirect the command's output to a file if you need all of it.]"
+            )
+    return "\n\n".join(parts)
+
+
+def _data(output: BackgroundOutput) -> dict[str, Any]:
+    return {
+        "process_id": output.process_id,
+        "running": output.running,
+        "exit_code": output.exit_code,
+        "ended_by": output.ended_by,
+        "stdout_dropped": output.stdout_dropped,
+        "stderr_dropped": output.stderr_dropped,
+    }
+
+
+class ShellOutputTool(Tool[ShellOutputInput]):
+    name: ClassVar[str] = "shell_output"
+    description: ClassVar[str] = (
+        "Read what a background command (started by shell with run_in_background) wrote since the last read, "
+        "and whether it still runs or its exit code. Only the newest output is kept; the result says how much "
+        "was dropped."
+    )
+    input_model: ClassVar[type[BaseModel]] = ShellOutputInput
+    read_only: ClassVar[bool] = True
+    concurrency_safe: ClassVar[bool] = True
+
+    async def prepare(self, args: ShellOutputInput, ctx: ToolContext) -> PreparedActionDraft:
+        return _draft(self.name, "output", args.id, ctx, f"Read the output of background process {args.id}")
+
+    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        control = expect_payload(action, ProcessControl)
+        try:
+            output = await ctx.executor.background_output(control.process_id, session_id=ctx.session_id)
+        except BackgroundRefused as exc:
+            return ToolOutput(f"{exc}.", is_error=True)
+        return ToolOutput(format_background_output(output), data=_data(output))
+
+
+class ShellKillTool(Tool[ShellKillInput]):
+    name: ClassVar[str] = "shell_kill"
+    description: ClassVar[str] = (
+        "Stop a background command that shell started with run_in_background, with every process it spawned, "
+        "and return its last output."
+    )
+    input_model: ClassVar[type[BaseModel]] = ShellKillInput
+
+    async def prepare(self, args: ShellKillInput, ctx: ToolContext) -> PreparedActionDraft:
+        if not args.id.startswith("bg_"):
+            raise ToolInputError(
+                f"{args.id!r} is not a background process id: give the bg_… id that shell returned (process "
+                "numbers are not accepted)"
+            )
+        return _draft(self.name, "kill", args.id, ctx, f"Kill background process {args.id}")
+
+    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        control = expect_payload(action, ProcessControl)
+        try:
+            output = await ctx.executor.kill_background(control.process_id, session_id=ctx.session_id)
+        except BackgroundRefused as exc:
+            return ToolOutput(f"Not killed: {exc}.", is_error=True)
+        return ToolOutput(format_background_output(output), data=_data(output))

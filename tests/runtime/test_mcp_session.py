@@ -1,0 +1,529 @@
+"""MCP through a real session (replay model, real policy, approval, audit) against real MCP servers from PyPI
+(``mcp-server-time``, ``mcp-server-git``) and a small server on the official SDK, over stdio and HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from seepient.config.settings import McpServerSettings
+from seepient.execution.mcp_transport import HostMcpConnector
+from seepient.net import AddressPolicy
+from seepient.protocol import ApprovalDecision, ErrorEvent, PermissionRequest, ToolResult
+from seepient.protocol.actions import McpCall, McpServerStart
+from seepient.tools.mcp import McpCallFailed, McpReport, McpServers, result_text
+from seepient.tools.registry import ToolRegistry
+from tests.conftest import BIN
+from tests.runtime.conftest import ScriptedApprover, audit_lines
+
+HELPER = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "helper_server.py"
+TIME = {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}
+GIT = {"command": str(BIN / "mcp-server-git")}
+
+
+def _call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def _results(events: list[Any]) -> list[ToolResult]:
+    return [e for e in events if isinstance(e, ToolResult)]
+
+
+def _errors(events: list[Any]) -> list[ErrorEvent]:
+    return [e for e in events if isinstance(e, ErrorEvent)]
+
+
+def _user_settings(tmp_path: Path, settings: dict[str, Any]) -> None:
+    home = tmp_path / "seepient-home"
+    home.mkdir(exist_ok=True)
+    (home / "settings.json").write_text(json.dumps(settings))
+
+
+def _project_settings(tmp_path: Path, settings: dict[str, Any]) -> None:
+    folder = tmp_path / "ws" / ".seepient"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps(settings))
+
+
+def _actions(session: Any, payload_type: str) -> list[dict[str, Any]]:
+    return [
+        line
+        for line in audit_lines(session)
+        if line.get("action", {}).get("payload", {}).get("type") == payload_type
+    ]
+
+
+def _server_pids(marker: str) -> list[int]:
+    """Our child processes whose command line names ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:")), -1)
+        if ppid == os.getpid() and marker.encode() in cmdline:
+            found.append(int(entry))
+    return found
+
+
+async def test_time_tool_approved_by_a_person_runs_and_is_audited(tmp_path, make_session):
+    _user_settings(tmp_path, {"mcpServers": {"time": TIME}})
+    approver = ScriptedApprover((ApprovalDecision.APPROVE_ONCE, None))
+    session, events = make_session(
+        [_call("mcp__time__get_current_time", timezone="Europe/Paris"), {"text": "done"}],
+        mode="always-ask",
+        approver=approver,
+    )
+    try:
+        outcome = await session.run("what time is it in Paris?")
+    finally:
+        await session.aclose()
+    assert outcome.reason == "final"
+    (result,) = _results(events)
+    assert result.status == "ok", result.output
+    assert json.loads(result.output)["timezone"] == "Europe/Paris"
+    # always-ask asks even for a tool the server declares read-only; the person saw the exact call.
+    (asked,) = approver.asked
+    assert isinstance(asked.action.payload, McpCall)
+    assert asked.action.payload.server == "time" and asked.action.payload.tool == "get_current_time"
+    assert asked.action.payload.arguments == {"timezone": "Europe/Paris"}
+    (call_record,) = _actions(session, "mcp")
+    assert call_record["outcome"]["status"] == "ok"
+    assert call_record["approval"]["decision"] == "approve_once"
+    assert call_record["action"]["digest"] == result.digest
+    (start_record,) = _actions(session, "mcp_server_start")
+    assert start_record["outcome"]["status"] == "ok" and start_record["verdict"]["rule"] == "mcp:user_server"
+    assert not _server_pids("mcp-server-time"), "closing the session stops the server"
+
+
+async def test_deny_rule_refuses_a_tool_the_server_calls_read_only(tmp_path, make_session):
+    _user_settings(tmp_path, {"mcpServers": {"time": TIME}, "permissions": {"deny": ["Mcp(time:*)"]}})
+    session, events = make_session(
+        [_call("mcp__time__get_current_time", timezone="UTC"), {"text": "done"}],
+        mode="autonomous-trusted",
+    )
+    try:
+        await session.run("time?")
+    finally:
+        await session.aclose()
+    (result,) = _results(events)
+    assert result.status == "denied"
+    assert "Mcp(time:*)" in result.output
+    (record,) = _actions(session, "mcp")
+    assert record["outcome"]["status"] == "denied" and record["verdict"]["decision"] == "deny"
+
+
+async def test_tools_the_user_allows_run_and_others_ask(tmp_path, make_session):
+    calls = tmp_path / "calls.txt"
+    server = {
+        "command": sys.executable,
+        "args": [str(HELPER)],
+        "env": {"HELPER_CALLS_FILE": str(calls), "MY_SETTING": "1"},
+    }
+    _user_settings(
+        tmp_path, {"mcpServers": {"helper": server}, "permissions": {"allow": ["Mcp(helper:environment)"]}}
+    )
+    environ = {"PATH": os.environ["PATH"], "OPENAI_API_KEY": "sk-secret", "GITHUB_TOKEN": "ghp-secret"}
+    session, events = make_session(
+        [
+            {
+                "tool_calls": [
+                    {"name": "mcp__helper__environment", "arguments": {}},
+                    {"name": "mcp__helper__echo", "arguments": {"text": "hi"}},
+                ]
+            },
+            {"text": "done"},
+        ],
+        environ=environ,
+    )
+    try:
+        await session.run("look")
+    finally:
+        await session.aclose()
+    environment, echo = _results(events)
+    # Allowed by the user's rule: it runs without asking.
+    assert environment.status == "ok"
+    names = environment.output.split()
+    assert "MY_SETTING" in names and "HELPER_CALLS_FILE" in names
+    assert "OPENAI_API_KEY" not in names and "GITHUB_TOKEN" not in names
+    # Not allowed: it asks, and a headless run refuses without sending anything.
+    assert echo.status == "rejected" and "no one can answer" in echo.output
+    assert calls.read_text().split() == ["environment"]
+
+
+async def test_invalid_arguments_are_refused_before_anything_is_sent(tmp_path, make_session):
+    calls = tmp_path / "calls.txt"
+    server = {"command": sys.executable, "args": [str(HELPER)], "env": {"HELPER_CALLS_FILE": str(calls)}}
+    _user_settings(tmp_path, {"mcpServers": {"helper": server}})
+    session, events = make_session(
+        [
+            _call("mcp__helper__echo", text=5),
+            _call("mcp__helper__echo", times=2),
+            _call("mcp__helper__echo", text="ab", times=2),
+            {"text": "done"},
+        ],
+        mode="autonomous-trusted",
+    )
+    try:
+        await session.run("echo")
+    finally:
+        await session.aclose()
+    wrong_type, missing, good = _results(events)
+    assert wrong_type.status == "error" and "nothing was sent" in wrong_type.output
+    assert "text: 5 is not of type 'string'" in wrong_type.output
+    assert missing.status == "error" and "'text' is a required property" in missing.output
+    assert good.status == "ok" and good.output == "abab"
+    assert calls.read_text().split() == ["echo"]  # only the valid call reached the server
+    assert len(_actions(session, "mcp")) == 1  # refused arguments never became actions
+
+
+async def test_git_status_on_a_temporary_repository(tmp_path, make_session):
+    repo = tmp_path / "ws"  # the session's workspace, made by make_session
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    (repo / "tracked.txt").write_text("one\n")
+    subprocess.run([*git, "-C", str(repo), "add", "tracked.txt"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "-m", "first"], check=True)
+    (repo / "tracked.txt").write_text("two\n")
+    (repo / "fresh.txt").write_text("new\n")
+    _user_settings(tmp_path, {"mcpServers": {"git": GIT}, "permissions": {"allow": ["Mcp(git:git_status)"]}})
+    approver = ScriptedApprover((ApprovalDecision.REJECT, "not now"))
+    session, events = make_session(
+        [
+            _call("mcp__git__git_status", repo_path=str(repo)),
+            _call("mcp__git__git_commit", repo_path=str(repo), message="sneaky"),
+            {"text": "done"},
+        ],
+        approver=approver,
+    )
+    try:
+        await session.run("status?")
+    finally:
+        await session.aclose()
+    status, commit = _results(events)
+    assert status.status == "ok", status.output
+    assert "modified:   tracked.txt" in status.output and "fresh.txt" in status.output
+    # git_commit is not allowed: it asks, and the person's "no" reaches the model.
+    assert commit.status == "rejected" and "not now" in commit.output
+    (asked,) = approver.asked
+    assert asked.action.tool == "mcp__git__git_commit"
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--oneline"], capture_output=True, text=True, check=True
+    )
+    assert len(log.stdout.splitlines()) == 1
+
+
+async def test_server_killed_mid_session_is_reported_and_its_tools_disappear(tmp_path, make_session):
+    _user_settings(tmp_path, {"mcpServers": {"time": TIME}, "permissions": {"allow": ["Mcp(time:*)"]}})
+    session, events = make_session(
+        [
+            _call("mcp__time__get_current_time", timezone="UTC"),
+            {"text": "first"},
+            _call("mcp__time__get_current_time", timezone="UTC"),
+            {"text": "second"},
+        ]
+    )
+    try:
+        await session.run("one")
+        assert _results(events)[0].status == "ok"
+        (pid,) = _server_pids("mcp-server-time")
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while "mcp__time__get_current_time" in session.registry.names() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert "mcp__time__get_current_time" not in session.registry.names()
+        outcome = await session.run("two")
+    finally:
+        await session.aclose()
+    assert outcome.reason == "final" and outcome.text == "second"
+    (gone,) = [e for e in _errors(events) if e.code == "mcp_server_gone"]
+    assert "MCP server time went away" in gone.message
+    later = _results(events)[1]
+    assert later.status == "error" and "no longer available" in later.output and "went away" in later.output
+
+
+async def test_server_dying_during_a_call_is_reported_in_the_result(tmp_path, make_session):
+    helper = {"command": sys.executable, "args": [str(HELPER)], "callTimeoutMs": 1000}
+    _user_settings(tmp_path, {"mcpServers": {"helper": helper}})
+    session, events = make_session(
+        [
+            _call("mcp__helper__nap", seconds=30),
+            _call("mcp__helper__crash"),
+            _call("mcp__helper__echo", text="still there?"),
+            {"text": "carried on"},
+        ],
+        mode="autonomous-trusted",
+    )
+    try:
+        outcome = await session.run("crash it")
+    finally:
+        await session.aclose()
+    assert outcome.reason == "final" and outcome.text == "carried on"
+    nap, crash, echo = _results(events)
+    # A call that outlives callTimeoutMs is abandoned; the server is still there for the next call.
+    assert nap.status == "error" and "did not answer nap within 1000 ms" in nap.output
+    assert crash.status == "error"
+    assert "MCP server helper went away" in crash.output and "crashing on purpose" in crash.output
+    assert "no longer available" in crash.output
+    assert echo.status == "error" and echo.output.startswith("Tool mcp__helper__echo is no longer available")
+    assert [e.code for e in _errors(events) if e.code != "mcp_tool_skipped"] == ["mcp_server_gone"]
+    assert [r["outcome"]["status"] for r in _actions(session, "mcp")] == ["error", "error"]
+
+
+async def test_servers_that_fail_to_start_are_reported_and_the_session_goes_on(tmp_path, make_session):
+    _user_settings(
+        tmp_path,
+        {
+            "mcpServers": {
+                "crashes": {"command": "/bin/sh", "args": ["-c", "echo 'no config here' >&2; exit 3"]},
+                "missing": {"command": "no-such-mcp-server-anywhere"},
+                "silent": {"command": "/bin/sleep", "args": ["60"], "startupTimeoutMs": 1000},
+                "time": TIME,
+            },
+            "permissions": {"allow": ["Mcp(time:*)"]},
+        },
+    )
+    session, events = make_session([_call("mcp__time__get_current_time", timezone="UTC"), {"text": "fine"}])
+    try:
+        outcome = await session.run("go")
+    finally:
+        await session.aclose()
+    assert outcome.reason == "final" and outcome.text == "fine"
+    failures = {e.message.split(":")[0]: e for e in _errors(events) if e.code == "mcp_server_failed"}
+    assert set(failures) == {
+        "MCP server crashes did not start",
+        "MCP server missing",
+        "MCP server silent did not start",
+    }
+    assert "did not answer within 1 s" in failures["MCP server silent did not start"].message
+    assert "no config here" in failures["MCP server crashes did not start"].message
+    assert "was not found on PATH" in failures["MCP server missing"].message
+    assert _results(events)[0].status == "ok"
+    starts = {
+        line["action"]["payload"]["server"]: line["outcome"]["status"]
+        for line in _actions(session, "mcp_server_start")
+    }
+    assert starts == {"crashes": "error", "missing": "error", "silent": "error", "time": "ok"}
+    assert not _server_pids("/bin/sleep"), "a server that timed out is stopped"
+
+
+async def test_project_servers_do_not_start_without_consent(tmp_path, make_session):
+    _project_settings(tmp_path, {"mcpServers": {"time": TIME}})
+    session, events = make_session([{"text": "hello"}], auto_approve=True)
+    try:
+        await session.run("hi")
+    finally:
+        await session.aclose()
+    (refused,) = _errors(events)
+    assert refused.code == "mcp_server_not_started" and "enabledProjectMcpServers" in refused.message
+    assert not any(name.startswith("mcp__") for name in session.registry.names())
+    (record,) = _actions(session, "mcp_server_start")
+    assert record["outcome"]["status"] == "rejected" and record["action"]["payload"]["source"] == "project"
+
+
+async def test_project_server_starts_when_a_person_approves_it(tmp_path, make_session):
+    _project_settings(tmp_path, {"mcpServers": {"time": TIME}})
+    approver = ScriptedApprover((ApprovalDecision.APPROVE_ONCE, None))
+    session, events = make_session([{"text": "hello"}], approver=approver)
+    try:
+        await session.run("hi")
+        assert "mcp__time__get_current_time" in session.registry.names()
+    finally:
+        await session.aclose()
+    (asked,) = approver.asked
+    assert isinstance(asked.action.payload, McpServerStart)
+    assert asked.action.payload.command == TIME["command"] and asked.verdict.rule == "mcp:project_server"
+    assert any(isinstance(e, PermissionRequest) for e in events)
+
+
+async def test_a_project_cannot_change_a_user_server_without_consent(tmp_path, make_session):
+    # The project's entry merges over the user's server of the same name: what starts is the project's now.
+    _user_settings(tmp_path, {"mcpServers": {"time": TIME}})
+    redefined = {"command": TIME["command"], "args": ["--local-timezone", "Asia/Tokyo"]}
+    _project_settings(tmp_path, {"mcpServers": {"time": redefined}})
+    session, events = make_session([{"text": "hello"}])
+    try:
+        await session.run("hi")
+    finally:
+        await session.aclose()
+    assert [e.code for e in _errors(events)] == ["mcp_server_not_started"]
+
+
+# -- streamable HTTP -------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _start_http_helper(log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, str(HELPER), "--http", str(port)], stdout=output, stderr=output
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, port
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"helper server exited: {log.read_text()}") from None
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("helper HTTP server did not start")
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    process, port = _start_http_helper(tmp_path_factory.mktemp("http") / "server.log")
+    yield port
+    process.terminate()
+    process.wait(timeout=10)
+
+
+async def test_streamable_http_server_allowed_by_user_net_settings(tmp_path, make_session, http_server):
+    _user_settings(
+        tmp_path,
+        {
+            "mcpServers": {"remote": {"url": f"http://127.0.0.1:{http_server}/mcp", "maxResultChars": 1000}},
+            "net": {"allowRanges": ["127.0.0.1/32"], "allowPorts": [http_server]},
+        },
+    )
+    session, events = make_session(
+        [
+            _call("mcp__remote__echo", text="over http ", times=2),
+            _call("mcp__remote__picture"),
+            _call("mcp__remote__echo", text="0123456789", times=500),
+            {"text": "ok"},
+        ],
+        mode="autonomous-trusted",
+    )
+    try:
+        await session.run("echo")
+    finally:
+        await session.aclose()
+    # The one tool whose exposed name would pass 64 characters is skipped, with the reason reported.
+    (skipped,) = _errors(events)
+    assert skipped.code == "mcp_tool_skipped" and "at most 64" in skipped.message
+    echo, picture, long = _results(events)
+    assert echo.status == "ok" and echo.output == "over http over http "
+    assert picture.status == "ok" and picture.output.startswith("a caption\n[image content, image/png")
+    # Results are cut to the server's maxResultChars, keeping both ends.
+    assert long.status == "ok" and len(long.output) <= 1000 and "cut from the middle" in long.output
+    assert long.output.startswith("0123456789") and long.output.endswith("0123456789")
+
+
+async def test_streamable_http_loopback_is_refused_without_net_settings(tmp_path, make_session, http_server):
+    _user_settings(tmp_path, {"mcpServers": {"remote": {"url": f"http://127.0.0.1:{http_server}/mcp"}}})
+    session, events = make_session([{"text": "ok"}])
+    try:
+        await session.run("hi")
+    finally:
+        await session.aclose()
+    (error,) = _errors(events)
+    assert error.code == "mcp_server_failed" and "refused to connect" in error.message
+    assert not any(name.startswith("mcp__") for name in session.registry.names())
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/mcp",
+        "http://10.20.30.40/mcp",
+        "http://[::ffff:169.254.169.254]/mcp",
+        "http://2852039166/mcp",
+    ],
+)
+async def test_streamable_http_to_metadata_or_private_addresses_is_refused(tmp_path, make_session, url):
+    _user_settings(tmp_path, {"mcpServers": {"remote": {"url": url, "startupTimeoutMs": 5000}}})
+    session, events = make_session([{"text": "ok"}])
+    started = time.monotonic()
+    try:
+        await session.run("hi")
+    finally:
+        await session.aclose()
+    assert time.monotonic() - started < 4, "refused before any connection attempt"
+    (error,) = _errors(events)
+    assert error.code == "mcp_server_failed" and "refused to connect" in error.message
+
+
+def _net(port: int) -> AddressPolicy:
+    return AddressPolicy.build(allow_ranges=["127.0.0.1/32"], allow_ports=[port])
+
+
+async def test_a_name_resolving_to_a_metadata_address_is_refused(tmp_path):
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["169.254.169.254"]
+
+    reports: list[McpReport] = []
+    connector = HostMcpConnector(tmp_path, net_policy=_net(80), resolver=resolve)
+    servers = McpServers(ToolRegistry(), connector, report=reports.append)
+    await servers.start({"remote": McpServerSettings(url="http://mcp.internal.test/mcp")})
+    await servers.aclose()
+    (report,) = reports
+    assert report.code == "mcp_server_failed" and "169.254.169.254" in report.message
+
+
+async def test_the_connection_stays_pinned_to_the_address_checked_at_start(tmp_path, http_server):
+    answers: list[str] = []
+
+    async def rebinding(host: str, port: int) -> list[str]:
+        # The first answer passes the policy; any later one would point at the metadata service.
+        answers.append(host)
+        return ["127.0.0.1"] if len(answers) == 1 else ["169.254.169.254"]
+
+    reports: list[McpReport] = []
+    registry = ToolRegistry()
+    connector = HostMcpConnector(tmp_path, net_policy=_net(http_server), resolver=rebinding)
+    servers = McpServers(registry, connector, report=reports.append)
+    await servers.start({"remote": McpServerSettings(url=f"http://mcp.example.test:{http_server}/mcp")})
+    try:
+        connection = servers.connections["remote"]
+        for _ in range(3):
+            result = await connection.call("echo", {"text": "x"})
+            assert result_text(result) == "x"
+    finally:
+        await servers.aclose()
+    assert answers == ["mcp.example.test"]
+    assert [r.code for r in reports] == ["mcp_tool_skipped"]
+
+
+async def test_an_http_server_that_goes_away_is_reported_and_its_tools_removed(tmp_path):
+    process, port = _start_http_helper(tmp_path / "server.log")
+    reports: list[McpReport] = []
+    registry = ToolRegistry()
+    servers = McpServers(registry, HostMcpConnector(tmp_path, net_policy=_net(port)), report=reports.append)
+    try:
+        await servers.start({"remote": McpServerSettings(url=f"http://127.0.0.1:{port}/mcp")})
+        connection = servers.connections["remote"]
+        assert result_text(await connection.call("echo", {"text": "up"})) == "up"
+        process.kill()
+        process.wait(timeout=10)
+        with pytest.raises(McpCallFailed) as failed:
+            await connection.call("echo", {"text": "down?"})
+        assert failed.value.server_gone and "MCP server remote went away" in str(failed.value)
+        assert [r.code for r in reports] == ["mcp_tool_skipped", "mcp_server_gone"]
+        assert "went away" in (registry.gone_reason("mcp__remote__echo") or "")
+        assert not any(name.startswith("mcp__remote__") for name in registry.names())
+    finally:
+        process.kill()
+        await servers.aclose()
