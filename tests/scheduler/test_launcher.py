@@ -184,7 +184,8 @@ def test_the_pool_hands_each_warm_container_to_one_dispatch_only(tmp_path: Path,
     assert [run.pooled for run in runs] == [False, True, True]
     assert len({run.container_id for run in runs}) == 3, "a container served two dispatches"
     assert all(run.container and run.container.network_mode == "none" for run in runs)
-    assert sorted(p.name for p in workspace.iterdir()) == ["run-0", "run-1", "run-2"]
+    assert sorted(p.name for p in workspace.iterdir()) == [".seepient", "run-0", "run-1", "run-2"]
+    assert (workspace / ".seepient").stat().st_uid == WORKER_UID
     assert labelled_containers() == []
 
 
@@ -225,3 +226,17 @@ def test_running_out_of_memory_is_reported_by_the_engine(tmp_path: Path, worker_
     assert run.oom_killed
     assert run.exit_code != 0
     assert labelled_containers() == []
+
+
+def test_security_state_is_protected_but_never_through_a_symlink(tmp_path: Path) -> None:
+    from seepient.scheduler.launcher import read_only_paths
+
+    workspace = tmp_path / "ws"
+    (workspace / ".git").mkdir(parents=True)
+    protected = read_only_paths(workspace, f"{WORKER_UID}:{WORKER_UID}")
+    assert protected == [workspace / ".seepient", workspace / ".git" / "hooks", workspace / ".git" / "config"]
+    assert all(path.stat().st_uid == WORKER_UID for path in protected)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".seepient").symlink_to("/etc")
+    assert read_only_paths(other, f"{WORKER_UID}:{WORKER_UID}") == []

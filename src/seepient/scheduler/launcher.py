@@ -3,8 +3,8 @@ the evidence the engine reports, guaranteed teardown, orphan removal and an opti
 
 A container gets no network, a read-only root, a private ``/tmp``, no capabilities, ``no-new-privileges``,
 the workspace owner's non-root uid, pids/memory/cpu limits, the leased workspace (mounted read-write at the
-same path as on the host, so paths in commands mean the same thing) and, read-only, a directory holding
-the task. The engine's own report of those settings is checked before the container starts and returned
+same path as on the host, so paths in commands mean the same thing; its ``.seepient`` and git hooks and
+config read-only) and, read-only, a directory holding the task. The engine's own report of those settings is checked before the container starts and returned
 as evidence. A pooled container is created and started ahead of a dispatch with the same workspace and
 limits; its worker blocks on a FIFO until the task is written, and the container is used once.
 """

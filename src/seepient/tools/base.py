@@ -3,6 +3,8 @@ the executor the pipeline hands it. Tools never touch the host themselves."""
 
 from __future__ import annotations
 
+import functools
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +19,19 @@ if TYPE_CHECKING:
     from seepient.models.router import Purpose
 
 InputT = TypeVar("InputT", bound=BaseModel)
+
+
+@functools.cache
+def _schema_text(model: type[BaseModel]) -> str:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return json.dumps(schema)
+
+
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    # Generating a schema costs milliseconds per tool and every model request offers every tool: generate
+    # once per input model, and hand each caller its own copy to do with as it likes.
+    return json.loads(_schema_text(model))  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -65,9 +80,7 @@ class Tool(ABC, Generic[InputT]):
         return self.concurrency_safe
 
     def spec(self) -> ToolSpec:
-        schema = self.input_model.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+        return ToolSpec(name=self.name, description=self.description, parameters=_input_schema(self.input_model))
 
     @abstractmethod
     async def prepare(self, args: InputT, ctx: ToolContext) -> PreparedActionDraft:

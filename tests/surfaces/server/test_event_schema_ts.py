@@ -4,6 +4,7 @@ source and the checked-in ``dist/types.d.ts``) matches a running server, event b
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import importlib.util
 import json
@@ -77,7 +78,10 @@ async def test_real_events_validate_against_the_schema_with_every_field_required
             events = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
             if any(e["type"] == "permission_request" for e in events):
                 break
-        request = next(e for e in events if e["type"] == "permission_request")["request"]
+            await asyncio.sleep(0.02)
+        asked = [e for e in events if e["type"] == "permission_request"]
+        assert asked, f"the turn never asked for approval: {[e['type'] for e in events]}"
+        request = asked[0]["request"]
         await client.post(
             f"/v1/sessions/{session_id}/approvals/{request['request_id']}", json={"decision": "approve_once"}
         )
