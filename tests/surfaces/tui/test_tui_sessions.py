@@ -25,13 +25,15 @@ async def _wait_for_picker(pilot) -> SessionPicker:  # type: ignore[no-untyped-d
 
 
 async def test_a_stored_session_is_picked_and_resumed_with_its_history(make_app, tmp_path):
-    first = make_app([{"text": "The answer is 42."}], session_id="ses_first")
+    # One script for the conversation: the resumed session plays on at its second turn.
+    script = [{"text": "The answer is 42."}, {"text": "You asked about the answer."}]
+    first = make_app(script, session_id="ses_first")
     async with first.run_test(size=(100, 30)) as pilot:
         await _type(pilot, "what is the answer?")
         await _settle(pilot)
     home = first.options.paths.home
 
-    second = make_app([{"text": "You asked about the answer."}], session_id="ses_second")
+    second = make_app(script, session_id="ses_second")
     async with second.run_test(size=(100, 30)) as pilot:
         for _ in range(200):  # the store opens in the background after the first frame
             await pilot.pause()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -192,7 +193,7 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
 
     @app.get("/v1/tools", response_model=list[ToolView])
     async def tools(caller: Caller) -> list[ToolView]:
-        return [ToolView(**spec.model_dump()) for spec in builtin_registry().specs()]
+        return _builtin_tool_views()
 
     @app.post("/v1/sessions", response_model=SessionView, status_code=201)
     async def create_session(body: CreateSession, caller: Caller) -> SessionView:
@@ -311,6 +312,13 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
         await _serve_websocket(state, websocket, session_id, max(0, after))
 
     return app
+
+
+@functools.cache
+def _builtin_tool_views() -> list[ToolView]:
+    """The built-in tools every session starts with. Their JSON schemas are derived from pydantic models, which
+    costs milliseconds per tool, and they never change while the server runs: worked out once."""
+    return [ToolView(**spec.model_dump()) for spec in builtin_registry().specs()]
 
 
 def _view(record: Any, live: LiveSession | None) -> SessionView:

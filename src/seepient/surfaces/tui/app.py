@@ -502,7 +502,9 @@ class SeepientTui(App[int]):
             self._notice(f"cannot resume {session_id}: {exc}", "red")
             return
         old = self.session
-        options = dataclasses.replace(self.options, mode=old.mode, session_id=session_id, history=history)
+        options = dataclasses.replace(
+            self.options, mode=old.mode, session_id=session_id, history=history, resumed=True
+        )
         try:
             session = Session.open(options)
         except (SettingsError, ModelError) as exc:
