@@ -1,10 +1,17 @@
-"""Benchmark: many concurrent WebSocket sessions against one ``seepient serve`` process.
+"""Benchmark: many concurrent WebSocket sessions against one ``seepient serve`` process, beside a raw baseline.
 
-Each session runs one replay turn that streams ``--tokens`` text deltas. Prints events per second, p50/p99
-latency from the server stamping an event (its ``ts``) to the client receiving it, lost or repeated events
-(must be 0), and the server's resident memory per idle session.
+Each session runs one replay turn that streams ``--tokens`` text deltas, twice: *unpaced* (the replay model
+streams as fast as the server takes it, so every session's tokens are offered at once and queue: this shows
+throughput) and *paced* (each turn streams at ``--tokens-per-second``, as a provider does: this shows the
+latency a client sees). Each run prints events per second, p50/p99 latency from the server stamping an event
+(its ``ts``) to the client receiving it, lost or repeated events (must be 0), and, once, the server's resident
+memory per idle session.
 
-    .venv/bin/python bench/server.py [--sessions 200] [--tokens 500]
+The raw baseline is the same client against a bare ASGI app on the same uvicorn WebSocket stack that sends
+the same number of JSON frames at the same pace with no runtime, store or fan-out: the floor this machine
+and this client allow.
+
+    .venv/bin/python -m bench.server [--sessions 200] [--tokens 500] [--tokens-per-second 25] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -20,13 +28,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import yaml
 from websockets.asyncio.client import connect
 
 BIN = Path(sys.executable).parent
+TARGETS = {"latency_p99_ms": 100, "idle_session_kb": 200, "lost_events": 0}
 
 
 def _rss_kb(pid: int) -> int:
@@ -42,15 +53,31 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def _turn(url: str, token: str, session_id: str, latencies: list[float]) -> tuple[int, bool]:
-    """Run one turn over the WebSocket; returns (events received, whether they were complete and in order)."""
+@dataclass
+class Run:
+    events: int
+    seconds: float
+    latencies: list[float]
+    lost: int
+    out_of_order: int
+
+    def summary(self) -> dict[str, Any]:
+        ordered = sorted(self.latencies) or [0.0]
+        return {
+            "events": self.events,
+            "seconds": round(self.seconds, 3),
+            "events_per_second": round(self.events / self.seconds) if self.seconds else 0,
+            "latency_p50_ms": round(statistics.median(ordered) * 1000, 2),
+            "latency_p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2),
+            "lost_events": self.lost,
+            "sessions_out_of_order": self.out_of_order,
+        }
+
+
+async def _turn(ws_url: str, headers: dict[str, str], latencies: list[float]) -> list[int]:
+    """Run one turn over a WebSocket; returns the seqs received, in arrival order."""
     seqs: list[int] = []
-    async with connect(
-        f"{url.replace('http', 'ws')}/v1/sessions/{session_id}/ws",
-        additional_headers={"Authorization": f"Bearer {token}"},
-        max_queue=None,
-        open_timeout=60,
-    ) as ws:
+    async with connect(ws_url, additional_headers=headers, max_queue=None, open_timeout=60) as ws:
         await ws.send(json.dumps({"type": "message", "prompt": "stream"}))
         async for raw in ws:
             now = time.time()
@@ -61,120 +88,267 @@ async def _turn(url: str, token: str, session_id: str, latencies: list[float]) -
             seqs.append(frame["seq"])
             if frame["type"] == "turn_completed":
                 break
-    return len(seqs), seqs == list(range(1, len(seqs) + 1))
+    return seqs
 
 
-async def main() -> None:
+async def _drive(urls: list[str], headers: dict[str, str], expected_per_turn: int) -> Run:
+    latencies: list[float] = []
+    started = time.perf_counter()
+    results = await asyncio.gather(*(_turn(url, headers, latencies) for url in urls))
+    elapsed = time.perf_counter() - started
+    return Run(
+        events=sum(len(seqs) for seqs in results),
+        seconds=elapsed,
+        latencies=latencies,
+        lost=sum(max(0, expected_per_turn - len(set(seqs))) for seqs in results),
+        out_of_order=sum(1 for seqs in results if seqs != list(range(1, len(seqs) + 1))),
+    )
+
+
+async def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
+    async with httpx2.AsyncClient(base_url=url, trust_env=False, timeout=5) as http:
+        for _ in range(600):
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited with {process.returncode} before it answered")
+            try:
+                if (await http.get("/v1/health")).status_code == 200:
+                    return
+            except httpx2.TransportError:
+                pass
+            await asyncio.sleep(0.1)
+    raise RuntimeError("the server did not answer /v1/health within 60 s")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    # SIGINT lets uvicorn shut down cleanly, so a profiled server writes its stats.
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+async def _seepient(
+    args: argparse.Namespace, pace: float | None, *, profile: Path | None
+) -> tuple[Run, float]:
+    """One run against a fresh ``seepient serve``; returns the run and the memory per idle session (KB)."""
+    root = Path(tempfile.mkdtemp(prefix="seepient-bench-"))
+    try:
+        workspace = root / "ws"
+        workspace.mkdir()
+        turn: dict[str, Any] = {"text": " ".join(f"t{i}" for i in range(args.tokens))}
+        if pace is not None:
+            turn["tokens_per_second"] = pace
+        script = root / "script.yaml"
+        script.write_text(yaml.safe_dump([turn]))
+        env = {**os.environ, "SEEPIENT_HOME": str(root / "home")}
+        database = args.database or f"sqlite:///{root / 'bench.db'}"
+        token = subprocess.run(
+            [str(BIN / "seepient"), "tokens", "create", "--principal", "bench", "--database", database],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        config = root / "server.json"
+        # The per-token rate limit would throttle one client opening hundreds of sessions at once.
+        config.write_text(
+            json.dumps(
+                {
+                    "server": {
+                        "defaultPrincipal": {"roots": [str(root)], "allowReplay": True},
+                        "rateLimit": {"requestsPerSecond": 100000, "burst": 100000},
+                    }
+                }
+            )
+        )
+        launcher = [str(BIN / "seepient")]
+        if profile is not None:
+            launcher = [
+                sys.executable,
+                "-c",
+                "import cProfile, sys; from seepient.surfaces.cli.entry import main; "
+                f"sys.argv = ['seepient', *sys.argv[1:]]; cProfile.run('main()', {str(profile)!r})",
+            ]
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        server = subprocess.Popen(
+            [*launcher, "serve", "--port", str(port), "--database", database, "--config", str(config)],
+            env=env,
+            cwd=root,
+        )
+        headers = {"Authorization": f"Bearer {token}"}
+        try:
+            await _wait_healthy(url, server)
+            async with httpx2.AsyncClient(base_url=url, headers=headers, trust_env=False, timeout=60) as http:
+                body = {"workspace": str(workspace), "model": f"replay:{script}"}
+                # One session first, so imports and caches are not charged to the idle sessions.
+                (await http.post("/v1/sessions", json=body)).raise_for_status()
+                before = _rss_kb(server.pid)
+                ids = []
+                for _ in range(args.sessions):
+                    created = await http.post("/v1/sessions", json=body)
+                    created.raise_for_status()
+                    ids.append(created.json()["id"])
+                idle_kb = (_rss_kb(server.pid) - before) / args.sessions
+            ws_urls = [f"ws://127.0.0.1:{port}/v1/sessions/{sid}/ws" for sid in ids]
+            run = await _drive(ws_urls, headers, args.tokens + 2)  # turn_started, the deltas, turn_completed
+        finally:
+            _stop(server)
+        return run, idle_kb
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def _raw(args: argparse.Namespace, pace: float | None) -> Run:
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bench.server",
+            "--serve-raw",
+            str(port),
+            "--tokens",
+            str(args.tokens),
+            *(["--raw-paced", "--tokens-per-second", str(pace)] if pace is not None else []),
+        ],
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    try:
+        await _wait_healthy(f"http://127.0.0.1:{port}", server)
+        urls = [f"ws://127.0.0.1:{port}/ws/{i}" for i in range(args.sessions)]
+        return await _drive(urls, {}, args.tokens + 2)
+    finally:
+        _stop(server)
+
+
+def _raw_app(tokens: int, pace: float | None) -> Any:
+    """A bare ASGI app: ``/v1/health``, and a WebSocket that answers a message with ``tokens + 2`` event-sized
+    JSON frames (paced like the replay model when ``pace`` is set)."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] == "http":
+            await receive()
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]}
+            )
+            await send({"type": "http.response.body", "body": b"ok"})
+            return
+        await receive()  # websocket.connect
+        await send({"type": "websocket.accept"})
+        await receive()  # the client's message frame
+        session = f"ses_{scope['path'].rsplit('/', 1)[-1]:0>24}"
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for seq in range(1, tokens + 3):
+            kind = "turn_started" if seq == 1 else "turn_completed" if seq == tokens + 2 else "text_delta"
+            frame = {
+                "session_id": session,
+                "seq": seq,
+                "ts": time.time(),
+                "type": kind,
+                "turn_id": "trn_" + "0" * 24,
+            }
+            if kind == "text_delta":
+                frame["text"] = f"t{seq - 2} "
+            await send({"type": "websocket.send", "text": json.dumps(frame)})
+            await asyncio.sleep(max(0.0, started + seq / pace - loop.time()) if pace else 0)
+        await receive()
+
+    return app
+
+
+def _serve_raw(port: int, tokens: int, pace: float | None) -> None:
+    import uvicorn
+
+    uvicorn.run(
+        _raw_app(tokens, pace), host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
+    )
+
+
+def _line(label: str, ours: dict[str, Any], raw: dict[str, Any]) -> str:
+    return (
+        f"{label:<9} events/s {ours['events_per_second']:>7} (raw {raw['events_per_second']:>7})   "
+        f"p50 {ours['latency_p50_ms']:>9.1f} ms (raw {raw['latency_p50_ms']:>8.1f})   "
+        f"p99 {ours['latency_p99_ms']:>9.1f} ms (raw {raw['latency_p99_ms']:>8.1f})   "
+        f"lost {ours['lost_events']} (raw {raw['lost_events']})   out of order {ours['sessions_out_of_order']}"
+    )
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--tokens", type=int, default=500)
-    parser.add_argument("--profile", type=Path, help="run the server under cProfile and write its stats here")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--tokens-per-second", type=float, default=25.0, help="the pace of the paced run, per session"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="run everything this many times")
+    parser.add_argument("--database", help="a database URL for the server (default: a fresh SQLite file)")
+    parser.add_argument("--profile", type=Path, help="run the unpaced server under cProfile, stats here")
+    parser.add_argument("--serve-raw", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--raw-paced", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args()
 
-    root = Path(tempfile.mkdtemp(prefix="seepient-bench-"))
-    workspace = root / "ws"
-    workspace.mkdir()
-    script = root / "script.yaml"
-    script.write_text(yaml.safe_dump([{"text": " ".join(f"t{i}" for i in range(args.tokens))}]))
-    env = {**os.environ, "SEEPIENT_HOME": str(root / "home")}
-    database = f"sqlite:///{root / 'bench.db'}"
-    token = subprocess.run(
-        [str(BIN / "seepient"), "tokens", "create", "--principal", "bench", "--database", database],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    config = root / "server.json"
-    # The per-token rate limit would throttle one client opening hundreds of sessions at once.
-    config.write_text(
-        json.dumps(
-            {
-                "server": {
-                    "defaultPrincipal": {"roots": [str(root)], "allowReplay": True},
-                    "rateLimit": {"requestsPerSecond": 100000, "burst": 100000},
-                }
-            }
+
+async def main(args: argparse.Namespace) -> None:
+    reports = []
+    for round_number in range(1, args.repeat + 1):
+        unpaced, idle_kb = await _seepient(args, None, profile=args.profile)
+        raw_unpaced = await _raw(args, None)
+        paced, _ = await _seepient(args, args.tokens_per_second, profile=None)
+        raw_paced = await _raw(args, args.tokens_per_second)
+        report = {
+            "round": round_number,
+            "sessions": args.sessions,
+            "tokens_per_turn": args.tokens,
+            "idle_session_kb": round(idle_kb, 1),
+            "unpaced": {"seepient": unpaced.summary(), "raw": raw_unpaced.summary()},
+            "paced": {
+                "tokens_per_second": args.tokens_per_second,
+                "seepient": paced.summary(),
+                "raw": raw_paced.summary(),
+            },
+            "targets": TARGETS,
+        }
+        reports.append(report)
+        print(json.dumps(report))
+        print(_line("unpaced", report["unpaced"]["seepient"], report["unpaced"]["raw"]))
+        print(_line(f"{args.tokens_per_second:g} tok/s", report["paced"]["seepient"], report["paced"]["raw"]))
+        print(
+            f"idle session {report['idle_session_kb']} KB (target < {TARGETS['idle_session_kb']} KB)",
+            flush=True,
         )
-    )
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    launcher = [str(BIN / "seepient")]
-    if args.profile is not None:
-        launcher = [
-            sys.executable,
-            "-c",
-            "import cProfile, sys; from seepient.surfaces.cli.entry import main; "
-            f"sys.argv = ['seepient', *sys.argv[1:]]; cProfile.run('main()', {str(args.profile)!r})",
-        ]
-    server = subprocess.Popen(
-        [
-            *launcher,
-            "serve",
-            "--port",
-            str(port),
-            "--database",
-            database,
-            "--config",
-            str(config),
-        ],
-        env=env,
-        cwd=root,
-    )
-    try:
-        async with httpx2.AsyncClient(
-            base_url=url, headers={"Authorization": f"Bearer {token}"}, trust_env=False, timeout=60
-        ) as http:
-            for _ in range(300):
-                try:
-                    if (await http.get("/v1/health")).status_code == 200:
-                        break
-                except httpx2.TransportError:
-                    await asyncio.sleep(0.1)
-            # One session first, so imports and caches are not charged to the idle sessions.
-            warm = await http.post(
-                "/v1/sessions", json={"workspace": str(workspace), "model": f"replay:{script}"}
-            )
-            warm.raise_for_status()
-            before = _rss_kb(server.pid)
-            ids = []
-            for _ in range(args.sessions):
-                created = await http.post(
-                    "/v1/sessions", json={"workspace": str(workspace), "model": f"replay:{script}"}
+    if len(reports) > 1:
+        for mode in ("unpaced", "paced"):
+            for key in ("events_per_second", "latency_p50_ms", "latency_p99_ms"):
+                values = [r[mode]["seepient"][key] for r in reports]
+                print(
+                    f"{mode:<8} {key:<18} median {statistics.median(values):>10.1f}   "
+                    f"min {min(values):>10.1f}   max {max(values):>10.1f}"
                 )
-                created.raise_for_status()
-                ids.append(created.json()["id"])
-            idle_kb = (_rss_kb(server.pid) - before) / args.sessions
-
-        latencies: list[float] = []
-        started = time.perf_counter()
-        results = await asyncio.gather(*(_turn(url, token, sid, latencies) for sid in ids))
-        elapsed = time.perf_counter() - started
-    finally:
-        # SIGINT lets uvicorn shut down cleanly, so a profiled server writes its stats.
-        server.send_signal(signal.SIGINT)
-        server.wait(60)
-
-    expected_per_turn = args.tokens + 2  # turn_started, the deltas, turn_completed
-    received = sum(n for n, _ in results)
-    lost = sum(max(0, expected_per_turn - n) for n, _ in results)
-    disordered = sum(1 for _, ok in results if not ok)
-    latencies.sort()
-    report = {
-        "sessions": args.sessions,
-        "tokens_per_turn": args.tokens,
-        "events": received,
-        "seconds": round(elapsed, 3),
-        "events_per_second": round(received / elapsed),
-        "latency_p50_ms": round(statistics.median(latencies) * 1000, 2),
-        "latency_p99_ms": round(latencies[int(len(latencies) * 0.99) - 1] * 1000, 2),
-        "lost_events": lost,
-        "sessions_out_of_order": disordered,
-        "idle_session_kb": round(idle_kb, 1),
-        "targets": {"latency_p99_ms": 100, "idle_session_kb": 200, "lost_events": 0},
-    }
-    print(json.dumps(report, indent=2))
+        idle = [r["idle_session_kb"] for r in reports]
+        print(
+            f"idle session KB     median {statistics.median(idle):.1f}   min {min(idle):.1f}   max {max(idle):.1f}"
+        )
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    arguments = _arguments()
+    if arguments.serve_raw is not None:
+        _serve_raw(
+            arguments.serve_raw,
+            arguments.tokens,
+            arguments.tokens_per_second if arguments.raw_paced else None,
+        )
+    else:
+        asyncio.run(main(arguments))

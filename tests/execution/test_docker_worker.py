@@ -20,7 +20,7 @@ from seepient.config.settings import ExecutionSettings, SettingsError
 from seepient.crypto import generate_signing_key, init_deployment, load_signing_key, sign_dispatch_result
 from seepient.execution.docker_worker import DockerWorkerExecutor, WorkerResultRejected, WorkerUnavailable
 from seepient.execution.local import LocalExecutor
-from seepient.protocol import FileChange, ShellCommand, WorkerDispatch
+from seepient.protocol import Capability, FileChange, SandboxUnavailable, ShellCommand, WorkerDispatch
 from seepient.scheduler.config import load_scheduler_config
 from seepient.scheduler.service import server_ssl_context
 
@@ -208,3 +208,23 @@ def test_settings_must_name_every_file_and_an_https_endpoint() -> None:
         DockerWorkerExecutor.from_settings(
             ExecutionSettings.model_validate(complete), workspace=Path("/"), reads=None
         )  # type: ignore[arg-type]
+
+
+def test_a_command_that_needs_the_network_is_refused_before_any_dispatch(tmp_path: Path) -> None:
+    async def answer(dispatch: WorkerDispatch) -> web.Response:
+        raise AssertionError("nothing may be dispatched")
+
+    async def use(executor: DockerWorkerExecutor):  # type: ignore[no-untyped-def]
+        with pytest.raises(SandboxUnavailable, match="without any network"):
+            await executor.run_shell(
+                ShellCommand(
+                    command="pip install requests",
+                    cwd=str(executor.workspace),
+                    capabilities=(Capability.NETWORK,),
+                    timeout_ms=5000,
+                )
+            )
+
+    _, received = asyncio.run(_with_scheduler(tmp_path, answer, use))
+    assert received == []
+    assert not (tmp_path / "audit.log").exists() or _audit(tmp_path) == []

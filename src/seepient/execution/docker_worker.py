@@ -33,6 +33,7 @@ from seepient.crypto import (
 )
 from seepient.protocol import (
     ActionKind,
+    Capability,
     DispatchLimits,
     DispatchResult,
     FileChange,
@@ -180,6 +181,13 @@ class DockerWorkerExecutor:
         )
 
     async def run_shell(self, command: ShellCommand) -> ShellOutcome:
+        if Capability.NETWORK in command.capabilities:
+            # Workers have no network at all (DESIGN §4, invariant 7). Saying so before dispatch beats a
+            # command that fails later with a resolver error the model would try to work around.
+            raise SandboxUnavailable(
+                "this command needs the network, and in worker mode commands run in containers without "
+                "any network; run it where the network is allowed, or do without it"
+            )
         result = await self.dispatch(self._draft(ActionKind.SHELL, "shell", command), command.timeout_ms)
         stderr = result.stderr
         if result.oom_killed:

@@ -1,7 +1,9 @@
 """The ``replay:`` model: plays a scripted list of assistant turns (JSON or YAML, DESIGN §8), one per request.
 
 It is the offline demo and the backbone of end-to-end tests, so it streams like a real model: text in
-word-sized chunks, tool calls as fragments, then one ``Completion``.
+word-sized chunks, tool calls as fragments, then one ``Completion``. A turn may set ``tokens_per_second`` to
+stream its text at that pace, one word-sized chunk per token, as a provider would (benchmarks use it);
+without it the text streams as fast as the consumer takes it.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class _ScriptedTurn(BaseModel):
 
     text: StrictStr | None = None
     tool_calls: list[_ScriptedCall] = Field(default_factory=list)
+    tokens_per_second: float | None = Field(default=None, gt=0, le=1_000_000)
 
 
 _ALLOWED_KEYS = {
@@ -62,7 +65,7 @@ class ReplayModel:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.name = f"replay:{self.path}"
-        self._turns = _load_script(self.path)
+        self._turns, self._paces = _load_script(self.path)
         self._played = 0
 
     def __repr__(self) -> str:
@@ -93,11 +96,15 @@ class ReplayModel:
             )
         self._played = step
         text, calls = self._turns[step - 1]
+        pace = self._paces[step - 1]
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         # Yielding to the loop between chunks lets consumers, cancellation and timeouts interleave with
-        # the stream as they would with a network model.
-        for piece in _WORD_BOUNDARY.split(text) if text else ():
+        # the stream as they would with a network model. A paced turn keeps to its schedule from the start,
+        # so time the consumer spends on a chunk does not slow the stream down.
+        for number, piece in enumerate(_WORD_BOUNDARY.split(text) if text else (), start=1):
             yield TextChunk(text=piece)
-            await asyncio.sleep(0)
+            await asyncio.sleep(max(0.0, started + number / pace - loop.time()) if pace else 0)
         for index, call in enumerate(calls):
             yield ToolCallChunk(index=index, id=call.id, name=call.name)
             await asyncio.sleep(0)
@@ -110,7 +117,7 @@ class ReplayModel:
         )
 
 
-def _load_script(path: Path) -> list[tuple[str, tuple[ToolCall, ...]]]:
+def _load_script(path: Path) -> tuple[list[tuple[str, tuple[ToolCall, ...]]], list[float | None]]:
     data = _parse(path)
     if data is None:
         raise ReplayScriptError(f"replay script {path} is empty: it must be a list of assistant turns")
@@ -122,6 +129,7 @@ def _load_script(path: Path) -> list[tuple[str, tuple[ToolCall, ...]]]:
     if not data:
         raise ReplayScriptError(f"replay script {path} has no turns: add at least one assistant turn")
     turns: list[tuple[str, tuple[ToolCall, ...]]] = []
+    paces: list[float | None] = []
     seen_ids: dict[str, int] = {}
     for number, raw in enumerate(data, start=1):
         where = f"replay script {path}: turn {number}"
@@ -155,7 +163,8 @@ def _load_script(path: Path) -> list[tuple[str, tuple[ToolCall, ...]]]:
                 ToolCall(id=call_id, name=call.name, arguments=call.arguments, raw_arguments=raw_arguments)
             )
         turns.append((turn.text or "", tuple(calls)))
-    return turns
+        paces.append(turn.tokens_per_second)
+    return turns, paces
 
 
 def _parse(path: Path) -> Any:
