@@ -189,3 +189,32 @@ async def test_slow_stream_appends_many_times_and_ends_identical_to_the_whole(ma
 
         assert text.source == answer
         assert shape(text) == shape(whole)
+
+
+async def test_a_sub_agents_activity_is_shown_tagged_and_its_spawn_is_approved_in_the_modal(make_app):
+    app = make_app(
+        [
+            {
+                "tool_calls": [
+                    {"name": "agent", "arguments": {"task": "Read notes.txt", "tools": ["read_file"]}}
+                ]
+            },
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+            {"text": "notes say hello"},
+            {"text": "The sub-agent read the notes."},
+        ]
+    )
+    (app.session.workspace / "notes.txt").write_text("hello\n")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _type(pilot, "delegate")
+        modal = await _wait_modal(pilot)
+        assert "Read notes.txt" in modal.shown_text
+        await pilot.press("y")
+        await _settle(pilot)
+        shown = _notices(app)
+        assert (
+            "[sub-agent " in shown
+            and "→ read_file" in shown
+            and "ok: " in shown
+            and "finished (final)" in shown
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -258,12 +259,31 @@ class SeepientTui(App[int]):
             self._refresh_status()
         elif kind == "error":
             self._notice(f"error: {event.message}", "red")
+        elif kind == "subagent_event":
+            self._sub_agent(event)
         elif kind == "compaction":
             note = f"history compacted: ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
             self._notice(note + (f" ({event.summary_error})" if event.summary_error else ""))
         elif kind == "todo_updated":
             self._end_text()
             self._append(TodoListView(event.items))
+
+    def _sub_agent(self, event: Any) -> None:
+        """A sub-agent's tool activity as one dim line each, tagged with the sub-agent (and its children's)."""
+        inner, tag = event.event, f"sub-agent {event.agent_id}"
+        while inner.get("type") == "subagent_event":
+            inner, tag = inner.get("event", {}), f"{tag} › {inner.get('agent_id')}"
+        kind = inner.get("type")
+        if kind == "tool_call":
+            call = inner.get("call", {})
+            self._notice(f"[{tag}] → {call.get('name')} {json.dumps(call.get('arguments') or {})[:120]}")
+        elif kind == "tool_result":
+            first = (str(inner.get("output", "")).splitlines() or [""])[0][:120]
+            self._notice(
+                f"[{tag}] {inner.get('status')}: {first}", "" if inner.get("status") == "ok" else "yellow"
+            )
+        elif kind == "turn_completed":
+            self._notice(f"[{tag}] finished ({inner.get('reason')})")
 
     def _end_text(self) -> None:
         if self._text is not None:
