@@ -26,7 +26,7 @@ from seepient.config.settings import PermissionSettings, PermissionSources, Sett
 from seepient.policy.commands import Operand, Word, base_name
 from seepient.policy.delegation import evaluate_agent, evaluate_worktree
 from seepient.policy.memory import evaluate_knowledge, evaluate_memory, web_search_fetch
-from seepient.policy.modes import ASK_UNTRUSTED, AUTO, ModeSubject, decide, resolve_mode
+from seepient.policy.modes import ModeSubject, decide, resolve_mode
 from seepient.policy.paths import (
     RULE_INVALID,
     RULE_OUTSIDE,
@@ -202,14 +202,16 @@ class PolicyEngine:
         payload = action.payload
         if action.kind is not ActionKind.STATE or not isinstance(payload, SessionStateChange):
             return Verdict.deny(
-                "state:mismatch", f"{action.tool} declared a {action.kind} action with a {payload.type} payload"
+                "state:mismatch",
+                f"{action.tool} declared a {action.kind} action with a {payload.type} payload",
             )
         for kind, make in (("deny", Verdict.deny), ("ask", Verdict.ask)):
             for rule in getattr(self.rules, kind):
                 if rule.bare and rule.tool == action.tool:
                     return make(f"{kind}:{rule.text}", f"a {kind} rule ({rule.source}) covers {action.tool}")
         return Verdict.allow(
-            "state:session", f"it changes only the session's own {payload.key}; nothing on the host is touched"
+            "state:session",
+            f"it changes only the session's own {payload.key}; nothing on the host is touched",
         )
 
     # -- rules ----------------------------------------------------------------------------------------

@@ -101,7 +101,9 @@ class ToolCallPipeline:
         if tool is None:
             gone = d.registry.gone_reason(call.name)
             if gone is not None:
-                return self._finish(call, turn_id, "error", f"Tool {call.name} is no longer available: {gone}")
+                return self._finish(
+                    call, turn_id, "error", f"Tool {call.name} is no longer available: {gone}"
+                )
             known = ", ".join(d.registry.names())
             return self._finish(
                 call, turn_id, "error", f"Unknown tool {call.name!r}. Available tools: {known}."

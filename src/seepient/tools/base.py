@@ -80,7 +80,9 @@ class Tool(ABC, Generic[InputT]):
         return self.concurrency_safe
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.name, description=self.description, parameters=_input_schema(self.input_model))
+        return ToolSpec(
+            name=self.name, description=self.description, parameters=_input_schema(self.input_model)
+        )
 
     @abstractmethod
     async def prepare(self, args: InputT, ctx: ToolContext) -> PreparedActionDraft:
