@@ -3,28 +3,15 @@ working there; real git, real bubblewrap, one audit log that verifies."""
 
 from __future__ import annotations
 
-import subprocess
-
 from tests.e2e.conftest import json_events
-
-
-def _git(cwd, *args):
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "HOME": str(cwd),
-        "PATH": "/usr/bin:/bin",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+from tests.git_helpers import git
 
 
 def test_a_sub_agent_fixes_code_in_its_worktree(world, seepient):
     (world.workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    _git(world.workspace, "init", "-q", "-b", "main")
-    _git(world.workspace, "add", "calc.py")
-    _git(world.workspace, "commit", "-q", "-m", "init")
+    git(world.workspace, "init", "-q", "-b", "main")
+    git(world.workspace, "add", "calc.py")
+    git(world.workspace, "commit", "-q", "-m", "init")
     script = world.script(
         [
             {"tool_calls": [{"name": "worktree_create", "arguments": {"name": "fix-add"}}]},

@@ -5,45 +5,22 @@ key that never reaches events or the audit log."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from seepient.config import SeepientPaths
 from seepient.context.knowledge import KnowledgeIndex
-from seepient.protocol import ApprovalDecision, PermissionRequest, RuntimeEvent, ToolResult
-from seepient.runtime import Session, SessionOptions
+from seepient.protocol import ApprovalDecision, PermissionRequest, ToolResult
 from tests.net.local_http import LocalHttpServer, Reply
-from tests.runtime.conftest import ScriptedApprover, audit_lines
+from tests.runtime.conftest import (
+    ScriptedApprover,
+    audit_lines,
+    make_session_fixture,  # noqa: F401 - registers the fixture
+)
 
 KEY = "sk-session-key-93b1d7"
-
-
-@pytest.fixture
-def make_session(tmp_path: Path) -> Callable[..., tuple[Session, list[RuntimeEvent]]]:
-    """A real Session on the replay model (as in tests/runtime/conftest.py), workspace and home in tmp_path."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-
-    def make(turns: list[dict[str, Any]], **options: Any) -> tuple[Session, list[RuntimeEvent]]:
-        script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
-        script.write_text(yaml.safe_dump(turns))
-        session = Session.open(
-            SessionOptions(
-                workspace=workspace,
-                model=f"replay:{script}",
-                paths=SeepientPaths(home=tmp_path / "seepient-home"),
-                **options,
-            )
-        )
-        events: list[RuntimeEvent] = []
-        session.subscribe(events.append)
-        return session, events
-
-    return make
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:

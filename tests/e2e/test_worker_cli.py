@@ -27,7 +27,7 @@ from tests.scheduler.worker_env import (
     worker_image_fixture,  # noqa: F401 - registers the session fixture
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("no_container_left_behind")]
 
 _WATCHED_CONTROL_PLANE = """
 import json, os, sys
@@ -48,11 +48,6 @@ from seepient.surfaces.cli.entry import main
 sys.argv = ["seepient", *sys.argv[1:]]
 main()
 """
-
-
-@pytest.fixture(autouse=True)
-def _checked(no_container_left_behind: None) -> None:
-    return None
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,26 +21,13 @@ from tests.conftest import BIN
 from tests.scheduler.worker_env import (
     SECRET_MARKER,
     WorkerDeployment,
+    deployment_fixture,  # noqa: F401 - registers the module fixture
     labelled_containers,
-    make_deployment,
     no_container_left_behind_fixture,  # noqa: F401 - registers the session fixture
     worker_image_fixture,  # noqa: F401 - registers the session fixture
 )
 
-pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(autouse=True)
-def _checked(no_container_left_behind: None) -> None:
-    return None
-
-
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory, worker_image: str) -> Iterator[WorkerDeployment]:
-    deployed = make_deployment(tmp_path_factory.mktemp("worker"))
-    deployed.start()
-    yield deployed
-    deployed.stop()
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("no_container_left_behind")]
 
 
 def _shell(

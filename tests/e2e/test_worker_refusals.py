@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
@@ -23,26 +22,14 @@ from seepient.crypto.files import write_public_file, write_secret_file
 from seepient.crypto.signing import key_id_for
 from tests.scheduler.worker_env import (
     WorkerDeployment,
+    deployment_fixture,  # noqa: F401 - registers the module fixture
     labelled_containers,
     make_deployment,
     no_container_left_behind_fixture,  # noqa: F401 - registers the session fixture
     worker_image_fixture,  # noqa: F401 - registers the session fixture
 )
 
-pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(autouse=True)
-def _checked(no_container_left_behind: None) -> None:
-    return None
-
-
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory, worker_image: str) -> Iterator[WorkerDeployment]:
-    deployed = make_deployment(tmp_path_factory.mktemp("worker-attacks"))
-    deployed.start()
-    yield deployed
-    deployed.stop()
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("no_container_left_behind")]
 
 
 def _refusal(response: httpx2.Response) -> tuple[int, str]:

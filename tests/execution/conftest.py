@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,11 +56,24 @@ def parent_environ(fake_home: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def executor(workspace: Path, fake_home: Path, parent_environ: dict[str, str]) -> LocalExecutor:
-    return LocalExecutor(
-        workspace,
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-        max_output_bytes=100_000,
-    )
+def make_executor(
+    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+) -> Callable[..., LocalExecutor]:
+    """A LocalExecutor on the workspace with the fake home and the secret-holding environment; keyword
+    arguments are the test's own options (sandbox, limits, a background manager...)."""
+
+    def make(**options: Any) -> LocalExecutor:
+        return LocalExecutor(
+            workspace,
+            seepient_home=fake_home / ".seepient",
+            home=fake_home,
+            environ=parent_environ,
+            **options,
+        )
+
+    return make
+
+
+@pytest.fixture
+def executor(make_executor: Callable[..., LocalExecutor]) -> LocalExecutor:
+    return make_executor(max_output_bytes=100_000)

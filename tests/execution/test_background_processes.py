@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,15 +79,9 @@ async def test_output_is_read_incrementally_and_the_exit_status_arrives_once_it_
 
 
 async def test_the_buffer_keeps_the_newest_output_and_counts_what_it_dropped(
-    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+    make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = LocalExecutor(
-        workspace,
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-        background=BackgroundProcesses(buffer_bytes=50_000, read_bytes=10_000),
-    )
+    executor = make_executor(background=BackgroundProcesses(buffer_bytes=50_000, read_bytes=10_000))
     try:
         line = "head -c 199999 /dev/zero | tr '\\0' a; echo END"
         started = await executor.start_background(_command(workspace, line), session_id=SESSION)
@@ -147,15 +142,9 @@ async def test_kill_reaches_every_descendant_even_one_that_left_the_process_grou
 
 
 async def test_the_number_of_running_processes_is_bounded(
-    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+    make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = LocalExecutor(
-        workspace,
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-        background=BackgroundProcesses(max_running=2),
-    )
+    executor = make_executor(background=BackgroundProcesses(max_running=2))
     try:
         first = await executor.start_background(_command(workspace, "sleep 60"), session_id=SESSION)
         await executor.start_background(_command(workspace, "sleep 60"), session_id=SESSION)

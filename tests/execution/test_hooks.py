@@ -3,7 +3,6 @@ of programs the model could have written (workspace files, through a symlink or 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from seepient.execution.hooks import (
     hook_environment,
     run_hook_process,
 )
+from tests.execution.exec_helpers import wait_until_gone
 
 
 @pytest.fixture
@@ -117,19 +117,4 @@ async def test_the_deadline_kills_the_whole_group(tmp_path: Path) -> None:
     )
     assert result.timed_out and result.exit_code is None and result.duration_ms < 5000
     child = int(pid_file.read_text())
-    for _ in range(100):
-        if not alive(child):
-            break
-        await asyncio.sleep(0.02)
-    else:
-        pytest.fail("the hook's background child outlived its deadline")
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` still runs; a zombie waiting for a parent that never reaps it (PID 1 in a container)
-    is dead."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
+    assert wait_until_gone([child], deadline_s=2) == [], "the hook's background child outlived its deadline"

@@ -18,39 +18,14 @@ from seepient.execution.lsp_server import (
 )
 from seepient.protocol.executor import LspQuery, LspUnavailable
 from tests.execution.exec_helpers import SECRET_ENV, SSH_MARKER, wait_until_gone
+from tests.execution.lsp_project import MODELS, write_shop_project
 
 JEDI = LanguageServerConfig("python", ("jedi-language-server",), (".py",))
-
-MODELS = '''\
-class Cart:
-    """A shopping cart."""
-
-    def __init__(self):
-        self.items = []
-
-    def add(self, price):
-        """Add one item's price."""
-        self.items.append(price)
-
-    def total(self):
-        return sum(self.items)
-'''
-MAIN = """\
-from shop.models import Cart
-
-cart = Cart()
-cart.add(3)
-cart.add(4)
-print(cart.total())
-"""
 
 
 @pytest.fixture
 def project(workspace: Path) -> Path:
-    (workspace / "shop").mkdir()
-    (workspace / "shop" / "__init__.py").write_text("")
-    (workspace / "shop" / "models.py").write_text(MODELS)
-    (workspace / "main.py").write_text(MAIN)
+    write_shop_project(workspace)
     return workspace
 
 

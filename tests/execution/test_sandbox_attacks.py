@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -348,28 +349,16 @@ async def test_background_children_die_with_the_command(executor: LocalExecutor,
 
 
 async def test_background_children_die_with_the_command_without_sandbox(
-    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+    make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = LocalExecutor(
-        workspace,
-        sandbox="off",
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-    )
+    executor = make_executor(sandbox="off")
     await _background_child_dies_on_exit(executor, workspace)
 
 
 async def test_output_is_capped_without_blocking_the_child(
-    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+    make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = LocalExecutor(
-        workspace,
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-        max_output_bytes=1000,
-    )
+    executor = make_executor(max_output_bytes=1000)
     outcome = await shell(
         executor,
         "head -c 5000000 /dev/zero | tr '\\0' a; head -c 3000000 /dev/zero | tr '\\0' b >&2; echo done >&2",
@@ -392,15 +381,9 @@ async def test_exit_codes_pass_through(executor: LocalExecutor) -> None:
 
 
 async def test_missing_bubblewrap_refuses_with_the_fix(
-    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+    make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = LocalExecutor(
-        workspace,
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-        bwrap=BwrapSandbox(str(workspace / "no-such-bwrap")),
-    )
+    executor = make_executor(bwrap=BwrapSandbox(str(workspace / "no-such-bwrap")))
     with pytest.raises(SandboxUnavailable) as caught:
         await shell(executor, "echo should-not-run > ran.txt")
     assert "apt-get install bubblewrap" in str(caught.value)
@@ -409,16 +392,10 @@ async def test_missing_bubblewrap_refuses_with_the_fix(
 
 
 async def test_a_bwrap_that_cannot_start_refuses_with_the_fix(
-    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+    make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
     # /bin/false stands in for a bwrap that the kernel stops: it exits non-zero before running anything.
-    executor = LocalExecutor(
-        workspace,
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-        bwrap=BwrapSandbox("/bin/false"),
-    )
+    executor = make_executor(bwrap=BwrapSandbox("/bin/false"))
     with pytest.raises(SandboxUnavailable) as caught:
         await shell(executor, "echo should-not-run > ran.txt")
     assert "--sandbox off" in str(caught.value)
@@ -426,16 +403,9 @@ async def test_a_bwrap_that_cannot_start_refuses_with_the_fix(
 
 
 async def test_sandbox_off_runs_directly_with_a_scrubbed_environment(
-    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+    make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = LocalExecutor(
-        workspace,
-        sandbox="off",
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-        bwrap=BwrapSandbox(str(workspace / "no-such-bwrap")),
-    )
+    executor = make_executor(sandbox="off", bwrap=BwrapSandbox(str(workspace / "no-such-bwrap")))
     outcome = await shell(executor, "env; pwd")
     assert outcome.sandbox == "none"
     assert outcome.exit_code == 0
@@ -445,15 +415,9 @@ async def test_sandbox_off_runs_directly_with_a_scrubbed_environment(
 
 
 async def test_sandbox_off_timeout_and_cancel_kill_the_process_group(
-    workspace: Path, fake_home: Path, parent_environ: dict[str, str]
+    make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = LocalExecutor(
-        workspace,
-        sandbox="off",
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=parent_environ,
-    )
+    executor = make_executor(sandbox="off")
     seconds = unique_sleep_seconds()
     task = asyncio.create_task(shell(executor, f"sh -c 'sleep {seconds} & wait' & wait", timeout_ms=1_500))
     pids = await asyncio.to_thread(wait_for_pids, "sleep", seconds)

@@ -87,8 +87,10 @@ class SerialProbe(ProbeTool):
     concurrency_safe: ClassVar[bool] = False
 
 
-@pytest.fixture
-def make_session(tmp_path: Path) -> Callable[..., tuple[Session, list[RuntimeEvent]]]:
+@pytest.fixture(name="make_session")
+def make_session_fixture(tmp_path: Path) -> Callable[..., tuple[Session, list[RuntimeEvent]]]:
+    """A real Session on the replay model (one script per call), workspace and Seepient home in tmp_path, and
+    the list its events land in; modules outside tests/runtime import it to use it."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     home = tmp_path / "seepient-home"

@@ -16,7 +16,7 @@ import pytest
 
 from seepient.protocol import ApprovalDecision, ErrorEvent, PermissionRequest, ToolResult, TurnCompleted
 from seepient.runtime.hooks import MAX_STOP_CONTINUATIONS, FunctionHook
-from tests.execution.test_hooks import alive
+from tests.execution.exec_helpers import wait_until_gone
 from tests.runtime.conftest import ScriptedApprover, audit_lines
 
 PY = sys.executable
@@ -216,12 +216,7 @@ async def test_a_hook_past_its_deadline_blocks_and_its_processes_are_killed(
     (result,) = _results(events)
     assert result.status == "denied" and "timed out after 300 ms" in result.output
     child = int(pid_file.read_text())
-    for _ in range(100):
-        if not alive(child):
-            break
-        await asyncio.sleep(0.02)
-    else:
-        pytest.fail("the hook's background child outlived its deadline")
+    assert wait_until_gone([child], deadline_s=2) == [], "the hook's background child outlived its deadline"
 
 
 async def test_hooks_get_a_scrubbed_environment(make_session, tmp_path, hooks_dir):

@@ -10,30 +10,8 @@ import pytest
 
 from seepient.config import SettingsError
 from seepient.protocol import ToolResult
+from tests.execution.lsp_project import write_shop_project
 from tests.runtime.conftest import audit_lines
-
-MODELS = '''\
-class Cart:
-    """A shopping cart."""
-
-    def __init__(self):
-        self.items = []
-
-    def add(self, price):
-        """Add one item's price."""
-        self.items.append(price)
-
-    def total(self):
-        return sum(self.items)
-'''
-MAIN = """\
-from shop.models import Cart
-
-cart = Cart()
-cart.add(3)
-cart.add(4)
-print(cart.total())
-"""
 
 
 def _results(events: list[Any]) -> list[ToolResult]:
@@ -50,10 +28,7 @@ JEDI_SETTINGS = {"lsp": {"servers": {"python": {"command": ["jedi-language-serve
 def _project(workspace: Path) -> None:
     (workspace / ".seepient").mkdir(parents=True, exist_ok=True)
     (workspace / ".seepient" / "settings.json").write_text(json.dumps(JEDI_SETTINGS))
-    (workspace / "shop").mkdir()
-    (workspace / "shop" / "__init__.py").write_text("")
-    (workspace / "shop" / "models.py").write_text(MODELS)
-    (workspace / "main.py").write_text(MAIN)
+    write_shop_project(workspace)
 
 
 async def test_navigation_and_diagnostics_after_an_edit(make_session: Any, tmp_path: Path) -> None:

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 import yaml
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import TypeAdapter
 
 from seepient.audit.verify import verify_log
 from seepient.config import SeepientPaths
@@ -28,32 +27,20 @@ from seepient.protocol import (
     ModelStreamEvent,
     PermissionRequest,
     PreparedActionDraft,
-    ReadAction,
     RuntimeEvent,
     SubagentEvent,
     ToolCall,
     ToolResult,
 )
 from seepient.runtime import Session, SessionOptions
-from seepient.tools.base import Tool, ToolContext, ToolOutput
+from seepient.tools.base import ToolContext, ToolOutput
 from tests.conftest import BIN
+from tests.git_helpers import git
 
-from .conftest import ScriptedApprover
+from .conftest import ProbeTool, ScriptedApprover
 
 APPROVE = (ApprovalDecision.APPROVE_ONCE, None)
 REJECT = (ApprovalDecision.REJECT, "not for a sub-agent")
-
-
-def _git(workspace: Path, *args: str) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "HOME": str(workspace),
-        "PATH": "/usr/bin:/bin",
-    }
-    subprocess.run(["git", *args], cwd=workspace, env=env, check=True, capture_output=True)
 
 
 class Harness:
@@ -67,9 +54,9 @@ class Harness:
         self.events: list[RuntimeEvent] = []
 
     def git_repo(self) -> None:
-        _git(self.workspace, "init", "-q", "-b", "main")
-        _git(self.workspace, "add", "calc.py")
-        _git(self.workspace, "commit", "-q", "-m", "init")
+        git(self.workspace, "init", "-q", "-b", "main")
+        git(self.workspace, "add", "calc.py")
+        git(self.workspace, "commit", "-q", "-m", "init")
 
     def settings(self, data: dict[str, Any]) -> None:
         (self.workspace / ".seepient").mkdir(exist_ok=True)
@@ -429,34 +416,15 @@ async def test_spawning_asks_and_a_headless_run_refuses(harness: Harness) -> Non
 # -- concurrency: a model at the seam that answers by who is asking, so children may interleave freely ------
 
 
-class _SlowArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    label: str
-
-
-class SlowProbe(Tool[_SlowArgs]):
+class SlowProbe(ProbeTool):
     """A read-only tool that waits a little, so children overlap while they call it."""
 
     name: ClassVar[str] = "slow_probe"
-    description: ClassVar[str] = "test probe"
-    input_model: ClassVar[type[BaseModel]] = _SlowArgs
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
 
     def __init__(self) -> None:
+        super().__init__()
         self.inside = 0
         self.peak = 0
-
-    async def prepare(self, args: _SlowArgs, ctx: ToolContext) -> PreparedActionDraft:
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind="read",
-            payload=ReadAction(operation="glob", paths=(str(ctx.workspace),), params={"label": args.label}),
-            read_only=True,
-            summary=f"probe {args.label}",
-        )
 
     async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
         self.inside += 1

@@ -124,6 +124,17 @@ def no_container_left_behind_fixture() -> Iterator[None]:
     assert labelled_containers() == [], "worker containers were left behind"
 
 
+@pytest.fixture(scope="module", name="deployment")
+def deployment_fixture(
+    tmp_path_factory: pytest.TempPathFactory, worker_image: str
+) -> Iterator[WorkerDeployment]:
+    """One started scheduler for all the tests of a module (starting one costs seconds), stopped after them."""
+    deployed = make_deployment(tmp_path_factory.mktemp("worker"))
+    deployed.start()
+    yield deployed
+    deployed.stop()
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

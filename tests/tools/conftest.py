@@ -58,6 +58,10 @@ class RecordingExecutor:
         self.calls.append(("commit_files", tuple(change.path for change in changes)))
         return await self.inner.commit_files(changes)
 
+    def __getattr__(self, name: str) -> Any:
+        # Operations no test needs to watch (memory, knowledge, web search...) go to the real executor as they are.
+        return getattr(self.inner, name)
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
@@ -89,6 +93,19 @@ def outside(tmp_path: Path) -> Path:
     path.mkdir()
     (path / "secret.txt").write_text("outside the workspace\n")
     return path
+
+
+@pytest.fixture
+def traps(workspace: Path, outside: Path, home: Path, seepient_home: Path) -> dict[str, str]:
+    """Symlinks planted inside the workspace that lead out of it: to the outside file and folder, a private
+    key, the Seepient home and the key folder."""
+    (workspace / "sub").mkdir()
+    (workspace / "escape.txt").symlink_to(outside / "secret.txt")
+    (workspace / "out").symlink_to(outside)
+    (workspace / "innocent.txt").symlink_to(home / ".ssh" / "id_ed25519")
+    (workspace / "cfg").symlink_to(seepient_home)
+    (workspace / "keys").symlink_to(home / ".ssh")
+    return {"outside": str(outside), "home": str(home), "seepient_home": str(seepient_home)}
 
 
 @pytest.fixture

@@ -229,18 +229,6 @@ async def test_policy_asks_about_a_set_in_ask_modes_and_names_deletions(
     assert any("creates a.txt" in reason for reason in verdict.reasons)
 
 
-@pytest.fixture
-def traps(workspace: Path, outside: Path, home: Path, seepient_home: Path) -> dict[str, str]:
-    """Symlinks planted inside the workspace that lead out of it (as in test_tool_path_attacks)."""
-    (workspace / "sub").mkdir()
-    (workspace / "escape.txt").symlink_to(outside / "secret.txt")
-    (workspace / "out").symlink_to(outside)
-    (workspace / "innocent.txt").symlink_to(home / ".ssh" / "id_ed25519")
-    (workspace / "cfg").symlink_to(seepient_home)
-    (workspace / "keys").symlink_to(home / ".ssh")
-    return {"outside": str(outside), "home": str(home), "seepient_home": str(seepient_home)}
-
-
 _SHAPES = {
     "add": "*** Add File: {path}\n+pwned\n",
     "delete": "*** Delete File: {path}\n",

@@ -11,28 +11,14 @@ import pytest
 from seepient.config import SeepientPaths
 from seepient.config.settings import PermissionSettings
 from seepient.context.knowledge import KnowledgeIndex
-from seepient.execution.local import LocalExecutor
 from seepient.policy.engine import PolicyEngine
-from seepient.policy.paths import PathGuard
 from seepient.protocol import Decision
 from seepient.tools.base import ToolContext, ToolInputError
 from seepient.tools.builtin.knowledge import KnowledgeSearchTool
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, Any]:
-    workspace = (tmp_path / "ws").resolve()
-    workspace.mkdir()
-    home = tmp_path / "home"
-    home.mkdir()
-    seepient_home = home / ".seepient"
-    ctx = ToolContext(
-        workspace=workspace,
-        session_id="ses",
-        call_id="call",
-        paths=PathGuard(workspace, seepient_home=seepient_home, home=home),
-        executor=LocalExecutor(workspace, seepient_home=seepient_home, home=home),
-    )
+def env(workspace: Path, home: Path, seepient_home: Path, ctx: ToolContext) -> dict[str, Any]:
     index = SeepientPaths(home=seepient_home).knowledge_index(workspace)
     return {"workspace": workspace, "home": home, "seepient_home": seepient_home, "ctx": ctx, "index": index}
 
@@ -67,7 +53,7 @@ async def test_ranked_passages_with_sources(env: dict[str, Any]) -> None:
 async def test_passages_from_refused_files_are_withheld(env: dict[str, Any]) -> None:
     ws = env["workspace"]
     ssh = env["home"] / ".ssh"
-    ssh.mkdir()
+    ssh.mkdir(exist_ok=True)
     (ssh / "notes").write_text("DATABASE_PASSWORD=hunter2 rotate\n")
     (ws / "ok.md").write_text("rotate the logs\n")
     with KnowledgeIndex(env["index"], writable=True) as index:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -26,17 +26,7 @@ from seepient.tools.builtin.shell import ShellTool
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, Any]:
-    workspace = (tmp_path / "ws").resolve()
-    workspace.mkdir()
-    home = tmp_path / "home"
-    home.mkdir()
-    seepient_home = home / ".seepient"
-    seepient_home.mkdir()
-    (seepient_home / "settings.json").write_text('{"permissions": {"deny": []}}\n')
-    executor = LocalExecutor(workspace, seepient_home=seepient_home, home=home)
-    guard = PathGuard(workspace, seepient_home=seepient_home, home=home)
-    ctx = ToolContext(workspace=workspace, session_id="ses", call_id="call", paths=guard, executor=executor)
+def env(tmp_path: Path, workspace: Path, home: Path, seepient_home: Path, ctx: ToolContext) -> dict[str, Any]:
     engine = PolicyEngine(
         workspace,
         seepient_home=seepient_home,
@@ -65,6 +55,28 @@ async def _run(env: dict[str, Any], **arguments: Any) -> tuple[PreparedActionDra
     verdict = env["engine"].evaluate(draft)
     assert verdict.decision is not Decision.DENY, verdict
     return draft, await tool.execute(draft, env["ctx"])
+
+
+def _forged_create(
+    scope: Literal["user", "project"], path: str, content: str, *, change_path: str | None = None
+) -> tuple[MemoryAction, PreparedActionDraft]:
+    """A memory ``create`` that never went through the tool, and its draft, as a forged or buggy one would be."""
+    action = MemoryAction(
+        command="create",
+        scope=scope,
+        path=path,
+        change=FileChange(path=change_path or path, pre_image_sha256=None, new_content=content),
+    )
+    draft = PreparedActionDraft(
+        session_id="s",
+        call_id="c",
+        tool="memory",
+        kind="file_change",
+        payload=action,
+        read_only=False,
+        summary="x",
+    )
+    return action, draft
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -201,23 +213,7 @@ async def test_forged_memory_actions_are_denied_by_policy_and_refused_by_executi
     """A payload that never went through the tool (a forged or buggy draft) is stopped twice."""
     settings = env["seepient_home"] / "settings.json"
     original = settings.read_bytes()
-    action = MemoryAction(
-        command="create",
-        scope="project",
-        path=inner,
-        change=FileChange(
-            path=inner, pre_image_sha256=None, new_content='{"permissions": {"allow": ["Shell"]}}'
-        ),
-    )
-    draft = PreparedActionDraft(
-        session_id="s",
-        call_id="c",
-        tool="memory",
-        kind="file_change",
-        payload=action,
-        read_only=False,
-        summary="x",
-    )
+    action, draft = _forged_create("project", inner, '{"permissions": {"allow": ["Shell"]}}')
     verdict = env["engine"].evaluate(draft)
     assert verdict.decision is Decision.DENY
     assert verdict.rule.startswith("memory:")
@@ -228,21 +224,7 @@ async def test_forged_memory_actions_are_denied_by_policy_and_refused_by_executi
 
 
 async def test_a_mismatched_change_path_is_refused(env: dict[str, Any]) -> None:
-    action = MemoryAction(
-        command="create",
-        scope="project",
-        path="ok.md",
-        change=FileChange(path="../../settings.json", pre_image_sha256=None, new_content="x"),
-    )
-    draft = PreparedActionDraft(
-        session_id="s",
-        call_id="c",
-        tool="memory",
-        kind="file_change",
-        payload=action,
-        read_only=False,
-        summary="x",
-    )
+    action, draft = _forged_create("project", "ok.md", "x", change_path="../../settings.json")
     assert env["engine"].evaluate(draft).decision is Decision.DENY
     assert (await env["ctx"].executor.commit_memory(action)).code == "INVALID"
 
@@ -276,21 +258,7 @@ async def test_symlinks_out_of_the_memory_folder_are_never_followed(env: dict[st
         await tool.prepare(
             args(command="create", path="/memories/project/out/x.md", file_text="x"), env["ctx"]
         )
-    action = MemoryAction(
-        command="create",
-        scope="project",
-        path="out/x.md",
-        change=FileChange(path="out/x.md", pre_image_sha256=None, new_content="x"),
-    )
-    draft = PreparedActionDraft(
-        session_id="s",
-        call_id="c",
-        tool="memory",
-        kind="file_change",
-        payload=action,
-        read_only=False,
-        summary="x",
-    )
+    action, draft = _forged_create("project", "out/x.md", "x")
     verdict = env["engine"].evaluate(draft)
     assert verdict.decision is Decision.DENY and verdict.rule == "memory:symlink"
     outcome = await env["ctx"].executor.commit_memory(draft.payload)
@@ -314,21 +282,7 @@ async def test_a_symlinked_memory_root_is_refused(env: dict[str, Any]) -> None:
     )
     with pytest.raises(ToolInputError, match="symbolic link"):
         await tool.prepare(args, env["ctx"])
-    action = MemoryAction(
-        command="create",
-        scope="user",
-        path="x.md",
-        change=FileChange(path="x.md", pre_image_sha256=None, new_content="x"),
-    )
-    draft = PreparedActionDraft(
-        session_id="s",
-        call_id="c",
-        tool="memory",
-        kind="file_change",
-        payload=action,
-        read_only=False,
-        summary="x",
-    )
+    action, draft = _forged_create("user", "x.md", "x")
     assert env["engine"].evaluate(draft).rule == "memory:symlink"
     assert not (await env["ctx"].executor.commit_memory(action)).ok
     assert list(elsewhere.iterdir()) == []

@@ -19,33 +19,13 @@ from seepient.protocol import (
     TodoUpdated,
     ToolResult,
 )
-from seepient.runtime import Session, SessionOptions
+from seepient.runtime import SessionOptions
 from seepient.surfaces.cli.render import HumanRenderer, JsonRenderer
-from tests.runtime.conftest import ScriptedApprover, audit_lines
-
-
-@pytest.fixture
-def make_session(tmp_path: Path) -> Any:
-    """A real session over the replay model in a temp workspace, and the events it emits."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-
-    def make(turns: list[dict[str, Any]], **options: Any) -> tuple[Session, list[Any]]:
-        script = tmp_path / "script.yaml"
-        script.write_text(yaml.safe_dump(turns))
-        session = Session.open(
-            SessionOptions(
-                workspace=workspace,
-                model=f"replay:{script}",
-                paths=SeepientPaths(home=tmp_path / "seepient-home"),
-                **options,
-            )
-        )
-        events: list[Any] = []
-        session.subscribe(events.append)
-        return session, events
-
-    return make
+from tests.runtime.conftest import (
+    ScriptedApprover,
+    audit_lines,
+    make_session_fixture,  # noqa: F401 - registers the fixture
+)
 
 
 def _todo(*items: dict[str, Any]) -> dict[str, Any]:

@@ -27,18 +27,6 @@ def _tree(root: Path) -> dict[str, bytes | None]:
     return found
 
 
-@pytest.fixture
-def traps(workspace: Path, outside: Path, home: Path, seepient_home: Path) -> dict[str, str]:
-    """Symlinks planted inside the workspace that lead out of it."""
-    (workspace / "sub").mkdir()
-    (workspace / "escape.txt").symlink_to(outside / "secret.txt")
-    (workspace / "out").symlink_to(outside)
-    (workspace / "innocent.txt").symlink_to(home / ".ssh" / "id_ed25519")
-    (workspace / "cfg").symlink_to(seepient_home)
-    (workspace / "keys").symlink_to(home / ".ssh")
-    return {"outside": str(outside), "home": str(home), "seepient_home": str(seepient_home)}
-
-
 WRITE_ATTACKS = [
     "../outside/secret.txt",
     "sub/../../outside/secret.txt",

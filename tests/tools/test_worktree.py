@@ -4,7 +4,6 @@ that makes a worktree's files ordinary code while its own ``.seepient`` and ``.g
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,30 +15,17 @@ from seepient.protocol import Decision, PathDenied, WorktreeCommand
 from seepient.tools.base import ToolInputError
 from seepient.tools.builtin.edit import EditFileTool, WriteFileTool
 from seepient.tools.builtin.worktree import WorktreeCreateTool, WorktreeListTool, WorktreeRemoveTool
+from tests.git_helpers import git
 
 from .conftest import Prepare, Run
 
 
-def _git(workspace: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "HOME": str(workspace),
-        "PATH": "/usr/bin:/bin",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=workspace, env=env, check=True, capture_output=True, text=True
-    ).stdout
-
-
 @pytest.fixture
 def repo(workspace: Path) -> Path:
-    _git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "init", "-q", "-b", "main")
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    _git(workspace, "add", "calc.py")
-    _git(workspace, "commit", "-q", "-m", "init")
+    git(workspace, "add", "calc.py")
+    git(workspace, "commit", "-q", "-m", "init")
     return workspace
 
 
@@ -59,7 +45,7 @@ async def test_create_list_remove_round_trip(repo: Path, run: Run) -> None:
     checkout = repo / ".seepient/worktrees/fix-1"
     assert (checkout / "calc.py").read_text() == (repo / "calc.py").read_text()
     assert (checkout / ".git").is_file()
-    assert "seepient/fix-1" in _git(repo, "branch", "--list", "seepient/*")
+    assert "seepient/fix-1" in git(repo, "branch", "--list", "seepient/*")
 
     _, listed = await run(WorktreeListTool())
     assert "worktree 'fix-1'" in listed.text and "main checkout" in listed.text
@@ -67,7 +53,7 @@ async def test_create_list_remove_round_trip(repo: Path, run: Run) -> None:
     _, removed = await run(WorktreeRemoveTool(), name="fix-1")
     assert not removed.is_error, removed.text
     assert not checkout.exists()
-    assert "seepient/fix-1" in _git(repo, "branch", "--list", "seepient/*"), "the branch is kept"
+    assert "seepient/fix-1" in git(repo, "branch", "--list", "seepient/*"), "the branch is kept"
 
 
 async def test_remove_refuses_dirty_worktree_without_force(repo: Path, run: Run) -> None:

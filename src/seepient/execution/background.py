@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from seepient.execution.process import start_group_leader
 from seepient.protocol.actions import new_id
 from seepient.protocol.executor import BackgroundOutput, BackgroundRefused
 
@@ -144,17 +145,7 @@ class BackgroundProcesses:
                 "stop one with shell_kill, or wait for one to finish, before starting another"
             )
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=cwd,
-                env=dict(env),
-                # Its own session and process group: one killpg reaches every descendant that stayed in it,
-                # and a terminal's Ctrl-C aimed at Seepient does not reach it.
-                start_new_session=True,
-            )
+            process = await start_group_leader(argv, env=env, cwd=cwd)
         except BaseException:
             await cleanup.aclose()
             raise

@@ -398,13 +398,18 @@ def _sync_directories(directory_fds: set[int]) -> None:
             os.fsync(fd)
 
 
-def _commit(root: Path, parts: list[str], change: FileChange, display: str) -> CommitOutcome:
+def _open_root(root: Path) -> int:
+    """The workspace folder, opened; a missing one is refused, since nothing may be created outside it."""
     try:
-        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         raise _Refused("INVALID", f"the workspace {root} does not exist") from None
     except NotADirectoryError:
         raise _Refused("INVALID", f"the workspace {root} is not a directory") from None
+
+
+def _commit(root: Path, parts: list[str], change: FileChange, display: str) -> CommitOutcome:
+    root_fd = _open_root(root)
     created: list[tuple[int, str]] = []
     with _closing_fds() as fds:
         fds.append(root_fd)

@@ -39,6 +39,7 @@ from seepient.execution.commit import (
     _create_exclusively,
     _forget,
     _open_parent,
+    _open_root,
     _read_current,
     _Refused,
     _relative_parts,
@@ -110,12 +111,7 @@ class _Failed(Exception):
 
 
 def _commit_set(root: Path, planned: list[tuple[FileChange, list[str]]]) -> CommitOutcome:
-    try:
-        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise _Refused("INVALID", f"the workspace {root} does not exist") from None
-    except NotADirectoryError:
-        raise _Refused("INVALID", f"the workspace {root} is not a directory") from None
+    root_fd = _open_root(root)
     created: list[tuple[int, str]] = []
     steps: list[_Step] = []
     with _closing_fds() as fds:

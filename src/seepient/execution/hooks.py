@@ -7,33 +7,16 @@ so they run unsandboxed like a git hook would, but never with Seepient's secrets
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import shlex
 import shutil
-import signal
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from seepient.execution.environment import scrubbed_environment
+from seepient.execution.process import ProcessResult, run_process
 
 _MAX_OUTPUT_BYTES = 256 * 1024
-_CHUNK = 64 * 1024
-_DRAIN_AFTER_KILL_S = 0.5
-
-
-@dataclass(frozen=True)
-class HookProcessResult:
-    """``exit_code`` is None when the hook was killed for its deadline."""
-
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool
-    duration_ms: int
 
 
 class HookProgramRefused(Exception):
@@ -92,57 +75,13 @@ async def run_hook_process(
     cwd: Path,
     env: Mapping[str, str],
     timeout_s: float,
-) -> HookProcessResult:
+) -> ProcessResult:
     """Run the hook to completion or its deadline; on a deadline or a cancelled caller the group is killed."""
-    started = time.monotonic()
-    process = await asyncio.create_subprocess_exec(
-        *hook_argv(command),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    return await run_process(
+        hook_argv(command),
+        env=env,
         cwd=cwd,
-        env=dict(env),
-        start_new_session=True,
-    )
-    out, err = bytearray(), bytearray()
-
-    async def _feed() -> None:
-        assert process.stdin is not None
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            process.stdin.write(stdin)
-            await process.stdin.drain()
-        process.stdin.close()
-
-    async def _drain(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
-        if stream is None:
-            return
-        while chunk := await stream.read(_CHUNK):
-            if len(sink) < _MAX_OUTPUT_BYTES:
-                sink += chunk[: _MAX_OUTPUT_BYTES - len(sink)]
-
-    io = asyncio.gather(_feed(), _drain(process.stdout, out), _drain(process.stderr, err))
-    timed_out = False
-    try:
-        async with asyncio.timeout(timeout_s):
-            await io
-            await process.wait()
-    except TimeoutError:
-        timed_out = True
-    finally:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        if process.returncode is None:
-            await asyncio.shield(process.wait())
-        if not io.done():
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError, OSError):
-                await asyncio.wait_for(asyncio.shield(io), _DRAIN_AFTER_KILL_S)
-            io.cancel()
-            with contextlib.suppress(asyncio.CancelledError, OSError):
-                await io
-    return HookProcessResult(
-        exit_code=None if timed_out else process.returncode,
-        stdout=out.decode("utf-8", errors="replace"),
-        stderr=err.decode("utf-8", errors="replace"),
-        timed_out=timed_out,
-        duration_ms=int((time.monotonic() - started) * 1000),
+        timeout_s=timeout_s,
+        max_output_bytes=_MAX_OUTPUT_BYTES,
+        stdin=stdin,
     )

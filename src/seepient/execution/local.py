@@ -19,7 +19,7 @@ from seepient.execution.commit_set import commit_changes
 from seepient.execution.environment import scrubbed_environment
 from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.nofollow import is_symlink_at
-from seepient.execution.process import ProcessResult, run_process
+from seepient.execution.process import run_process
 from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths, protected_workspace_paths
 from seepient.execution.search import OutputMode, find_ripgrep, glob_paths, python_grep, ripgrep_grep
 from seepient.execution.worktree import run_worktree_command
@@ -53,17 +53,10 @@ def shell_argv(command_line: str) -> list[str]:
     return [shell, "-c", command_line]
 
 
-def _outcome(result: ProcessResult, sandbox: str) -> ShellOutcome:
-    return ShellOutcome(
-        exit_code=result.exit_code,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        timed_out=result.timed_out,
-        stdout_truncated=result.stdout_truncated,
-        stderr_truncated=result.stderr_truncated,
-        duration_ms=result.duration_ms,
-        sandbox=sandbox,
-    )
+def _require_directory(cwd: Path) -> None:
+    # Without the sandbox nothing else would say that a missing working directory is what failed.
+    if not cwd.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "the working directory does not exist", str(cwd))
 
 
 def _home_of(environ: Mapping[str, str]) -> Path:
@@ -116,7 +109,7 @@ async def run_sandboxed(
     result = await run_process(
         full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
     )
-    return _outcome(result, "bwrap")
+    return result.shell_outcome("bwrap")
 
 
 async def sandboxed_argv(
@@ -296,12 +289,25 @@ class LocalExecutor:
             limit=limit,
         )
 
+    def _command_cwd(self, command: ShellCommand) -> Path:
+        return Path(command.cwd) if os.path.isabs(command.cwd) else self.workspace / command.cwd
+
+    async def _egress(self, network: bool, stack: contextlib.AsyncExitStack) -> EgressProxy | None:
+        """The filtering proxy a networked command reaches out through, started on ``stack`` so it lives as
+        long as whoever closes the stack; None without network or with unfiltered egress."""
+        if not network or self.network_egress != "filtered":
+            return None
+        egress = EgressProxy(
+            policy=self.net_policy, resolver=self._net_resolver, domain_check=self._egress_domain_check
+        )
+        await stack.enter_async_context(egress)
+        return egress
+
     async def run_shell(self, command: ShellCommand) -> ShellOutcome:
-        cwd = Path(command.cwd) if os.path.isabs(command.cwd) else self.workspace / command.cwd
+        cwd = self._command_cwd(command)
         timeout_s = command.timeout_ms / 1000
         if self.sandbox_mode == "off":
-            if not cwd.is_dir():
-                raise FileNotFoundError(errno.ENOENT, "the working directory does not exist", str(cwd))
+            _require_directory(cwd)
             result = await run_process(
                 shell_argv(command.command),
                 env=self._env,
@@ -309,17 +315,10 @@ class LocalExecutor:
                 timeout_s=timeout_s,
                 max_output_bytes=self.max_output_bytes,
             )
-            return _outcome(result, "none")
+            return result.shell_outcome("none")
         network = Capability.NETWORK in command.capabilities
         async with contextlib.AsyncExitStack() as stack:
-            egress = None
-            if network and self.network_egress == "filtered":
-                egress = EgressProxy(
-                    policy=self.net_policy,
-                    resolver=self._net_resolver,
-                    domain_check=self._egress_domain_check,
-                )
-                await stack.enter_async_context(egress)
+            egress = await self._egress(network, stack)
             return await run_sandboxed(
                 shell_argv(command.command),
                 workspace=self.workspace,
@@ -335,11 +334,10 @@ class LocalExecutor:
             )
 
     async def start_background(self, command: ShellCommand, *, session_id: str) -> BackgroundStarted:
-        cwd = Path(command.cwd) if os.path.isabs(command.cwd) else self.workspace / command.cwd
+        cwd = self._command_cwd(command)
         lifetime_s = command.timeout_ms / 1000 if command.timeout_ms > 0 else None
         if self.sandbox_mode == "off":
-            if not cwd.is_dir():
-                raise FileNotFoundError(errno.ENOENT, "the working directory does not exist", str(cwd))
+            _require_directory(cwd)
             process_id = await self._background.start(
                 shell_argv(command.command),
                 env=self._env,
@@ -353,14 +351,7 @@ class LocalExecutor:
         # The egress proxy lives as long as the process: the background manager closes this stack at its end.
         stack = contextlib.AsyncExitStack()
         try:
-            egress = None
-            if network and self.network_egress == "filtered":
-                egress = EgressProxy(
-                    policy=self.net_policy,
-                    resolver=self._net_resolver,
-                    domain_check=self._egress_domain_check,
-                )
-                await stack.enter_async_context(egress)
+            egress = await self._egress(network, stack)
             argv, env = await sandboxed_argv(
                 shell_argv(command.command),
                 workspace=self.workspace,

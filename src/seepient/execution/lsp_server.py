@@ -23,6 +23,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from seepient.execution.environment import scrubbed_environment
 from seepient.execution.lsp_config import LanguageServerConfig, server_for
+from seepient.execution.process import start_group_leader
 from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths
 from seepient.protocol.executor import LspAnswer, LspLocation, LspQuery, LspUnavailable, SandboxUnavailable
 
@@ -375,14 +376,8 @@ class LanguageServers:
     async def _start(self, config: LanguageServerConfig) -> _Connection:
         argv, env = await asyncio.to_thread(self._argv, config)
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.workspace,
-                env=env,
-                start_new_session=True,
+            process = await start_group_leader(
+                argv, env=env, cwd=self.workspace, stdin=asyncio.subprocess.PIPE
             )
         except OSError as exc:
             raise LspUnavailable(

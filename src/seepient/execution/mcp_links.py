@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -14,11 +14,10 @@ from typing import Any
 import anyio
 import httpcore2
 import httpx2
-from httpcore2 import AsyncNetworkBackend, AsyncNetworkStream
-from httpcore2._backends.auto import AutoBackend
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from seepient.net.pinned_backend import PinnedBackend
 from seepient.tools.mcp.connector import McpStartError
 
 _STDERR_TAIL_BYTES = 2000
@@ -96,41 +95,17 @@ def _tail(stderr: Any | None) -> str:
     return data.decode("utf-8", errors="replace").strip()
 
 
-class _PinnedBackend(AsyncNetworkBackend):
+def _pinned_backend(host: str, addresses: tuple[str, ...]) -> PinnedBackend:
     """Connects only to the addresses validated for the server's host when the connection was opened: a later
     DNS answer (rebinding) or another host can never be reached through this client."""
+    pinned_host = host.strip("[]").lower()
 
-    def __init__(self, host: str, addresses: tuple[str, ...]) -> None:
-        self._host = host.strip("[]").lower()
-        self._addresses = addresses
-        self._inner = AutoBackend()
+    def addresses_for(requested: str) -> tuple[str, ...]:
+        if requested != pinned_host:
+            raise httpcore2.ConnectError(f"the MCP connection to {pinned_host} may not reach {requested}")
+        return addresses
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> AsyncNetworkStream:
-        if host.strip("[]").lower() != self._host:
-            raise httpcore2.ConnectError(f"the MCP connection to {self._host} may not reach {host}")
-        failure: Exception | None = None
-        for address in self._addresses:
-            try:
-                return await self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
-            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
-                failure = exc
-        assert failure is not None
-        raise failure
-
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> AsyncNetworkStream:
-        raise httpcore2.ConnectError("MCP connections never use Unix sockets")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+    return PinnedBackend(addresses_for, unix_refusal="MCP connections never use Unix sockets")
 
 
 class _PinnedTransport(httpx2.AsyncHTTPTransport):
@@ -142,7 +117,7 @@ class _PinnedTransport(httpx2.AsyncHTTPTransport):
             max_connections=10,
             http1=True,
             http2=False,
-            network_backend=_PinnedBackend(host, addresses),
+            network_backend=_pinned_backend(host, addresses),
         )
 
 

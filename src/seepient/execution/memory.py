@@ -14,7 +14,7 @@ import fcntl
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from seepient.config.memory import MemoryPathError, memory_parts, memory_root
@@ -38,57 +38,61 @@ def _open_folder(seepient_home: Path, root: Path, *, create: bool) -> Iterator[i
     if create:
         os.makedirs(seepient_home, mode=0o700, exist_ok=True)
     try:
-        fd = os.open(seepient_home, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        home_fd = os.open(seepient_home, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = _descend(
+            home_fd,
+            below,
+            create=create,
+            refusal="a symbolic link inside the Seepient home; refusing to follow it",
+        )
     except FileNotFoundError:
         if create:
             raise
         yield None
         return
     try:
-        for name in below:
-            try:
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    yield None
-                    return
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(name, 0o700, dir_fd=fd)
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and is_symlink_at(fd, name):
-                    raise PermissionError(
-                        errno.EACCES, "a symbolic link inside the Seepient home; refusing to follow it", name
-                    ) from None
-                raise
-            os.close(fd)
-            fd = child
         yield fd
     finally:
         os.close(fd)
 
 
-def _walk(folder_fd: int, parts: list[str], display: str) -> int:
-    """The directory ``parts`` names below the folder, opened without following symlinks."""
-    fd = os.dup(folder_fd)
+def _descend(fd: int, names: Sequence[str], *, create: bool, refusal: str, display: str | None = None) -> int:
+    """The directory ``names`` spell below ``fd``, opened a level at a time without following a symbolic
+    link (refused with ``refusal``), missing levels made when ``create``. Takes ``fd`` over; the caller closes
+    the directory returned."""
     try:
-        for name in parts:
+        for name in names:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o700, dir_fd=fd)
             try:
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR) and is_symlink_at(fd, name):
-                    raise PermissionError(
-                        errno.EACCES, "a symbolic link in the memory folder; refusing to follow it", display
-                    ) from None
-                if exc.errno == errno.ENOTDIR:
-                    raise NotADirectoryError(errno.ENOTDIR, f"{name} is not a folder", display) from None
-                raise type(exc)(exc.errno, exc.strerror, display) from None
+                    raise PermissionError(errno.EACCES, refusal, display or name) from None
+                raise
             os.close(fd)
             fd = child
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _walk(folder_fd: int, parts: list[str], display: str) -> int:
+    """The directory ``parts`` names below the folder, opened without following symlinks."""
+    try:
+        return _descend(
+            os.dup(folder_fd),
+            parts,
+            create=False,
+            refusal="a symbolic link in the memory folder; refusing to follow it",
+            display=display,
+        )
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            raise NotADirectoryError(errno.ENOTDIR, f"{exc.filename} is not a folder", display) from None
+        raise type(exc)(exc.errno, exc.strerror, display) from None
 
 
 def _read_at(parent_fd: int, name: str, display: str) -> bytes:
@@ -249,25 +253,9 @@ def _delete(folder: int, parts: list[str], expected: str, shown: str) -> CommitO
 
 
 def _open_target_parent(folder: int, parts: list[str], shown: str) -> int:
-    fd = os.dup(folder)
-    try:
-        for name in parts:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(name, 0o700, dir_fd=fd)
-            try:
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and is_symlink_at(fd, name):
-                    raise PermissionError(
-                        errno.EACCES, "a symbolic link in the memory folder", shown
-                    ) from None
-                raise
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _descend(
+        os.dup(folder), parts, create=True, refusal="a symbolic link in the memory folder", display=shown
+    )
 
 
 def _rename(

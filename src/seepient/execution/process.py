@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from seepient.protocol.executor import ShellOutcome
+
 # Reading continues in chunks of this size past the cap, so a chatty child never blocks on a full pipe.
 _CHUNK = 64 * 1024
 # How long to keep draining pipes after the group was killed: a descendant that escaped the group (setsid)
@@ -31,6 +33,19 @@ class ProcessResult:
     stdout_truncated: bool
     stderr_truncated: bool
     duration_ms: int
+
+    def shell_outcome(self, sandbox: str) -> ShellOutcome:
+        """This result as the executor interface reports a command, ``sandbox`` naming where it ran."""
+        return ShellOutcome(
+            exit_code=self.exit_code,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            timed_out=self.timed_out,
+            stdout_truncated=self.stdout_truncated,
+            stderr_truncated=self.stderr_truncated,
+            duration_ms=self.duration_ms,
+            sandbox=sandbox,
+        )
 
 
 class _CappedBuffer:
@@ -57,9 +72,43 @@ async def _drain(stream: asyncio.StreamReader | None, sink: _CappedBuffer) -> No
         sink.feed(chunk)
 
 
+async def _feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
+    if stream is None:
+        return
+    # A child that exits without reading its input is not an error of the run.
+    with contextlib.suppress(OSError):
+        stream.write(data)
+        await stream.drain()
+    with contextlib.suppress(OSError):
+        stream.close()
+
+
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+async def start_group_leader(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | str | None,
+    stdin: int | None = asyncio.subprocess.DEVNULL,
+    capture: bool = True,
+) -> asyncio.subprocess.Process:
+    """Start ``argv`` with stdout and stderr piped (``capture``) or inherited.
+
+    A new session makes the child the leader of its own process group, so one killpg reaches every descendant
+    that did not leave the group on purpose, and a terminal's Ctrl-C aimed at Seepient does not reach it."""
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=stdin,
+        stdout=asyncio.subprocess.PIPE if capture else None,
+        stderr=asyncio.subprocess.PIPE if capture else None,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
 
 
 async def run_process(
@@ -70,29 +119,30 @@ async def run_process(
     timeout_s: float | None = None,
     max_output_bytes: int = 1_000_000,
     stdio: Literal["capture", "inherit"] = "capture",
+    stdin: bytes | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion, its deadline or the caller's cancellation, whichever comes first.
 
-    With ``stdio="capture"`` stdin is empty and stdout/stderr are collected up to ``max_output_bytes``
-    each; with ``"inherit"`` the child uses this process's standard streams and nothing is captured.
+    With ``stdio="capture"`` stdin is ``stdin`` (empty when None) and stdout/stderr are collected up to
+    ``max_output_bytes`` each; with ``"inherit"`` the child uses this process's standard streams and nothing
+    is captured.
     """
     started = time.monotonic()
     capture = stdio == "capture"
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL if capture else None,
-        stdout=asyncio.subprocess.PIPE if capture else None,
-        stderr=asyncio.subprocess.PIPE if capture else None,
+    feeds_stdin = capture and stdin is not None
+    process = await start_group_leader(
+        argv,
+        env=env,
         cwd=cwd,
-        env=dict(env),
-        # A new session makes the child the leader of its own process group, so one killpg reaches every
-        # descendant that did not leave the group on purpose.
-        start_new_session=True,
+        stdin=asyncio.subprocess.PIPE if feeds_stdin else asyncio.subprocess.DEVNULL if capture else None,
+        capture=capture,
     )
     pgid = process.pid
     stdout = _CappedBuffer(max_output_bytes)
     stderr = _CappedBuffer(max_output_bytes)
-    readers = asyncio.gather(_drain(process.stdout, stdout), _drain(process.stderr, stderr))
+    readers = asyncio.gather(
+        _feed(process.stdin, stdin or b""), _drain(process.stdout, stdout), _drain(process.stderr, stderr)
+    )
     timed_out = False
     try:
         async with asyncio.timeout(timeout_s):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from seepient.execution.environment import scrubbed_environment
-from seepient.execution.process import ProcessResult, run_process
+from seepient.execution.process import run_process
 from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths, protected_workspace_paths
 from seepient.protocol.actions import WorktreeCommand
 from seepient.protocol.executor import SandboxUnavailable, ShellOutcome
@@ -43,19 +43,6 @@ def _ensure_worktrees_dir(workspace: Path) -> Path:
     return current
 
 
-def _outcome(result: ProcessResult, sandbox: str) -> ShellOutcome:
-    return ShellOutcome(
-        exit_code=result.exit_code,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        timed_out=result.timed_out,
-        stdout_truncated=result.stdout_truncated,
-        stderr_truncated=result.stderr_truncated,
-        duration_ms=result.duration_ms,
-        sandbox=sandbox,
-    )
-
-
 async def run_worktree_command(
     command: WorktreeCommand,
     *,
@@ -84,7 +71,7 @@ async def run_worktree_command(
         result = await run_process(
             list(command.argv), env=env, cwd=root, timeout_s=timeout_s, max_output_bytes=max_output_bytes
         )
-        return _outcome(result, "none")
+        return result.shell_outcome("none")
     status = await asyncio.to_thread(bwrap.probe)
     if not status.available:
         raise SandboxUnavailable(status.message)
@@ -99,4 +86,4 @@ async def run_worktree_command(
         extra_binds=binds,
     )
     result = await run_process(full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes)
-    return _outcome(result, "bwrap")
+    return result.shell_outcome("bwrap")

@@ -7,7 +7,7 @@ import asyncio
 import ipaddress
 import socket
 import ssl
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -15,10 +15,9 @@ from typing import Any, Literal
 
 import httpcore2
 import httpx2
-from httpcore2 import AsyncNetworkBackend, AsyncNetworkStream
-from httpcore2._backends.auto import AutoBackend
 
 from seepient.net.address_policy import AddressPolicy
+from seepient.net.pinned_backend import PinnedBackend
 from seepient.net.url import ParsedUrl, UrlError, join_url, parse_url
 
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
@@ -143,39 +142,8 @@ async def check_url(
 _pins: ContextVar[Mapping[str, tuple[str, ...]] | None] = ContextVar("seepient_net_pins", default=None)
 
 
-class _PinnedBackend(AsyncNetworkBackend):
-    """Connects to the validated addresses of the current hop, never to a fresh DNS answer."""
-
-    def __init__(self) -> None:
-        self._inner = AutoBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> AsyncNetworkStream:
-        addresses = (_pins.get() or {}).get(host.strip("[]").lower())
-        if not addresses:
-            raise httpcore2.ConnectError(f"no validated address for {host}; refusing to resolve it again")
-        failure: Exception | None = None
-        for address in addresses:
-            try:
-                return await self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
-            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
-                failure = exc
-        assert failure is not None
-        raise failure
-
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> AsyncNetworkStream:
-        raise httpcore2.ConnectError("safe_fetch never connects to Unix sockets")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+def _pinned_addresses(host: str) -> tuple[str, ...]:
+    return (_pins.get() or {}).get(host, ())
 
 
 _default_ssl_context: ssl.SSLContext | None = None
@@ -207,7 +175,9 @@ class _PinnedTransport(httpx2.AsyncHTTPTransport):
             keepalive_expiry=5.0,
             http1=True,
             http2=False,
-            network_backend=_PinnedBackend(),
+            network_backend=PinnedBackend(
+                _pinned_addresses, unix_refusal="safe_fetch never connects to Unix sockets"
+            ),
         )
 
 

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from seepient.protocol import ActionExecutor, PathAccess, PreparedActionDraft, ToolSpec
+from seepient.protocol import (
+    ActionExecutor,
+    ActionKind,
+    ActionPayload,
+    PathAccess,
+    PreparedActionDraft,
+    ToolSpec,
+)
 
 if TYPE_CHECKING:
     from seepient.models.base import Model
@@ -47,6 +54,20 @@ class ToolContext:
     extra: dict[str, Any] = field(default_factory=dict)
     model: Model | None = None
     """The model of the route the tool declared in ``model_purpose`` (for example ``media``), else None."""
+
+    def draft(
+        self, tool: str, kind: ActionKind, payload: ActionPayload, *, read_only: bool, summary: str
+    ) -> PreparedActionDraft:
+        """The prepared action of this call (its session and call ids) for ``tool``."""
+        return PreparedActionDraft(
+            session_id=self.session_id,
+            call_id=self.call_id,
+            tool=tool,
+            kind=kind,
+            payload=payload,
+            read_only=read_only,
+            summary=summary,
+        )
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel
 
 from seepient.protocol import CommitOutcome, PathDenied, PreparedActionDraft, ResolvedPath
-from seepient.tools.base import ToolContext
+from seepient.tools.base import ToolContext, ToolInputError
 
 PayloadT = TypeVar("PayloadT", bound=BaseModel)
 
@@ -28,6 +28,21 @@ def workspace_relative(resolved: ResolvedPath) -> str:
     return resolved.relative
 
 
+async def read_for_change(
+    ctx: ToolContext, resolved: ResolvedPath, shown: str, *, what: str, directory_hint: str
+) -> bytes | None:
+    """The file's bytes as preparing ``what`` (``the change``, ``the patch``) sees them, or None when it does
+    not exist yet; a directory (told ``directory_hint``) or an unreadable file is a ``ToolInputError``."""
+    try:
+        return await ctx.executor.read_file(resolved.absolute)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ToolInputError(f"{shown} is a directory; {directory_hint}") from None
+    except PermissionError as exc:
+        raise ToolInputError(f"Cannot read {shown} to prepare {what}: {exc.strerror or exc}.") from None
+
+
 async def path_kind(ctx: ToolContext, absolute: str) -> Literal["directory", "file", "missing"]:
     """What is at a guard-checked path, asked through the executor (the protocol has no stat): reading a
     directory fails with ``IsADirectoryError``, a missing path with ``FileNotFoundError``."""
@@ -40,6 +55,20 @@ async def path_kind(ctx: ToolContext, absolute: str) -> Literal["directory", "fi
     except OSError:
         return "file"
     return "file"
+
+
+def stream_sections(stdout: str, stderr: str, *, new: bool = False) -> list[str]:
+    """A command's streams as result sections, each under its name, or a note that there was no output;
+    ``new`` says that they hold only what was written since the last read."""
+    qualifier = " (new)" if new else ""
+    sections = []
+    if stdout:
+        sections.append(f"stdout{qualifier}:\n{stdout.rstrip(chr(10))}")
+    if stderr:
+        sections.append(f"stderr{qualifier}:\n{stderr.rstrip(chr(10))}")
+    if not stdout and not stderr:
+        sections.append("(no new output)" if new else "(no output)")
+    return sections
 
 
 def expect_payload(action: PreparedActionDraft, payload_type: type[PayloadT]) -> PayloadT:

@@ -40,6 +40,14 @@ def decode_text(data: bytes) -> str:
         ) from exc
 
 
+def text_or_none(data: bytes) -> str | None:
+    """``data`` decoded as text, or None when it is binary."""
+    try:
+        return decode_text(data)
+    except BinaryContent:
+        return None
+
+
 def split_lines(text: str) -> list[str]:
     """Lines without their terminators, split on ``\\n`` only (a form feed or U+2028 inside a line does not
     start a new one, so numbers agree with editors, grep and the diff). A final newline ends the last line
@@ -105,6 +113,13 @@ def unified_diff(old: str | None, new: str, path: str) -> str:
         else:
             out.append(line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def replacement_diff(old: str | None, new: str, path: str) -> str:
+    """The diff of replacing a file's content; ``old`` None means the file was binary."""
+    if old is None:
+        return f"Binary file a/{path} replaced by text b/{path}\n"
+    return unified_diff(old, new, path)
 
 
 @dataclass(frozen=True)

@@ -149,12 +149,10 @@ class AgentTool(Tool[AgentInput]):
             raise ToolInputError(str(exc)) from None
         where = f" in worktree {payload.worktree}" if payload.worktree else ""
         tools = ", ".join(payload.tools) or "none"
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.AGENT,
-            payload=payload,
+        return ctx.draft(
+            self.name,
+            ActionKind.AGENT,
+            payload,
             read_only=False,
             summary=f"Start a sub-agent{where} ({payload.mode}; tools: {tools}): "
             f"{_one_line(payload.task, _SUMMARY_TASK_CHARS)}",

@@ -17,14 +17,21 @@ from seepient.protocol import (
     ResolvedPath,
 )
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import commit_failure_text, expect_payload, workspace_relative
+from seepient.tools.builtin._common import (
+    commit_failure_text,
+    expect_payload,
+    read_for_change,
+    workspace_relative,
+)
 from seepient.tools.builtin._text import (
     BinaryContent,
     count_lines,
     decode_text,
     diff_stats,
+    replacement_diff,
     sha256_hex,
     split_lines,
+    text_or_none,
     unified_diff,
 )
 from seepient.tools.patch_format import (
@@ -115,19 +122,26 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
                 if word:
                     words.append(word)
         summary = "Apply patch: " + ", ".join(words)
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.FILE_CHANGE,
-            payload=FileChangeSet(changes=tuple(changes)),
+        return ctx.draft(
+            self.name,
+            ActionKind.FILE_CHANGE,
+            FileChangeSet(changes=tuple(changes)),
             read_only=False,
             summary=summary if len(summary) <= 300 else summary[:299] + "…",
         )
 
     async def _target(self, ctx: ToolContext, resolved: ResolvedPath) -> _Target:
         relative = workspace_relative(resolved)
-        return _Target(relative, await _read(ctx, resolved, relative))
+        return _Target(
+            relative,
+            await read_for_change(
+                ctx,
+                resolved,
+                relative,
+                what="the patch",
+                directory_hint="a patch changes files. Nothing was changed.",
+            ),
+        )
 
     async def _prepare_one(
         self, operation: FileOperation, ctx: ToolContext, resolved: dict[str, ResolvedPath]
@@ -145,7 +159,7 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
                 )
                 return [(change, f"create {relative} (+{count_lines(content)})")]
             # An Add over an existing file replaces it, as the format's reference implementation does.
-            diff = _replacement_diff(current, content, relative)
+            diff = replacement_diff(text_or_none(current), content, relative)
             change = FileChange(
                 path=relative, pre_image_sha256=sha256_hex(current), new_content=content, diff=diff
             )
@@ -247,33 +261,8 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
         return ToolOutput("\n".join(lines), data={"files": files})
 
 
-async def _read(ctx: ToolContext, resolved: ResolvedPath, shown: str) -> bytes | None:
-    try:
-        return await ctx.executor.read_file(resolved.absolute)
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise ToolInputError(f"{shown} is a directory; a patch changes files. Nothing was changed.") from None
-    except PermissionError as exc:
-        raise ToolInputError(f"Cannot read {shown} to prepare the patch: {exc.strerror or exc}.") from None
-
-
-def _text_or_none(data: bytes) -> str | None:
-    try:
-        return decode_text(data)
-    except BinaryContent:
-        return None
-
-
-def _replacement_diff(current: bytes, content: str, path: str) -> str:
-    old = _text_or_none(current)
-    if old is None:
-        return f"Binary file a/{path} replaced by text b/{path}\n"
-    return unified_diff(old, content, path)
-
-
 def _deletion_diff(current: bytes, path: str) -> str:
-    old = _text_or_none(current)
+    old = text_or_none(current)
     if old is None:
         return f"Binary file a/{path} deleted\n"
     lines = split_lines(old)

@@ -17,7 +17,12 @@ from seepient.protocol import (
     ResolvedPath,
 )
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import commit_failure_text, expect_payload, workspace_relative
+from seepient.tools.builtin._common import (
+    commit_failure_text,
+    expect_payload,
+    read_for_change,
+    workspace_relative,
+)
 from seepient.tools.builtin._text import (
     BinaryContent,
     ClosestRegion,
@@ -30,7 +35,9 @@ from seepient.tools.builtin._text import (
     looks_line_numbered,
     number_line,
     occurrences,
+    replacement_diff,
     sha256_hex,
+    text_or_none,
     to_crlf,
     unified_diff,
     uses_crlf,
@@ -44,26 +51,13 @@ _CLOSE_ENOUGH = 0.4
 
 async def _current_bytes(ctx: ToolContext, resolved: ResolvedPath, shown: str) -> bytes | None:
     """The file's bytes as preparation sees them, or None when it does not exist yet."""
-    try:
-        return await ctx.executor.read_file(resolved.absolute)
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise ToolInputError(f"{shown} is a directory; give the path of a file inside it.") from None
-    except PermissionError as exc:
-        raise ToolInputError(f"Cannot read {shown} to prepare the change: {exc.strerror or exc}.") from None
+    return await read_for_change(
+        ctx, resolved, shown, what="the change", directory_hint="give the path of a file inside it."
+    )
 
 
 def _draft(tool: str, ctx: ToolContext, change: FileChange, summary: str) -> PreparedActionDraft:
-    return PreparedActionDraft(
-        session_id=ctx.session_id,
-        call_id=ctx.call_id,
-        tool=tool,
-        kind=ActionKind.FILE_CHANGE,
-        payload=change,
-        read_only=False,
-        summary=summary,
-    )
+    return ctx.draft(tool, ActionKind.FILE_CHANGE, change, read_only=False, summary=summary)
 
 
 async def _commit(ctx: ToolContext, change: FileChange, verb: str) -> ToolOutput | None:
@@ -127,19 +121,15 @@ class WriteFileTool(Tool[WriteFileInput]):
             )
             return _draft(self.name, ctx, change, f"Create {relative} (+{count_lines(content)})")
 
-        try:
-            old_text: str | None = decode_text(current)
-        except BinaryContent:
-            old_text = None
+        old_text = text_or_none(current)
         if old_text is not None and uses_crlf(old_text) and "\r" not in content:
             content = to_crlf(content)
         if content.encode("utf-8") == current:
             raise ToolInputError(f"{relative} already has exactly this content; nothing to write.")
+        diff = replacement_diff(old_text, content, relative)
         if old_text is None:
-            diff = f"Binary file a/{relative} replaced by text b/{relative}\n"
             summary = f"Write {relative} (replaces a binary file with {count_lines(content)} lines)"
         else:
-            diff = unified_diff(old_text, content, relative)
             summary = f"Write {relative} ({diff_stats(diff).label()})"
         change = FileChange(
             path=relative, pre_image_sha256=sha256_hex(current), new_content=content, diff=diff

@@ -47,12 +47,10 @@ class KnowledgeSearchTool(Tool[KnowledgeSearchInput]):
         query = " ".join(args.query.split())
         if not any(ch.isalnum() for ch in query):
             raise ToolInputError("knowledge_search needs words to look for, not only punctuation")
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.READ,
-            payload=KnowledgeQuery(query=query, limit=args.limit),
+        return ctx.draft(
+            self.name,
+            ActionKind.READ,
+            KnowledgeQuery(query=query, limit=args.limit),
             read_only=True,
             summary=f"Search the knowledge index for {query!r}",
         )

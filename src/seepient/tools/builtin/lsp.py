@@ -182,12 +182,10 @@ class LspTool(Tool[LspInput]):
         if args.operation in _NEEDS_POSITION:
             params.update(line=args.line, character=args.character)
         where = f" at {args.line}:{args.character}" if args.operation in _NEEDS_POSITION else ""
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.READ,
-            payload=ReadAction(operation="lsp", paths=(resolved.absolute,), params=params),
+        return ctx.draft(
+            self.name,
+            ActionKind.READ,
+            ReadAction(operation="lsp", paths=(resolved.absolute,), params=params),
             read_only=True,
             summary=f"Language server: {args.operation} of {display_path(resolved)}{where}",
         )

@@ -212,12 +212,10 @@ class MemoryTool(Tool[MemoryInput]):
             summary = f"Memory: {action.command} {shown} ({count_lines(action.change.new_content)} lines)"
         else:
             summary = f"Memory: {action.command} {shown}"
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.READ if read_only else ActionKind.FILE_CHANGE,
-            payload=action,
+        return ctx.draft(
+            self.name,
+            ActionKind.READ if read_only else ActionKind.FILE_CHANGE,
+            action,
             read_only=read_only,
             summary=summary,
         )

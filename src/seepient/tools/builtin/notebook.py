@@ -145,12 +145,10 @@ class NotebookReadTool(Tool[NotebookReadInput]):
             "limit": args.limit,
             "include_outputs": args.include_outputs,
         }
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.READ,
-            payload=ReadAction(operation="notebook_read", paths=(resolved.absolute,), params=params),
+        return ctx.draft(
+            self.name,
+            ActionKind.READ,
+            ReadAction(operation="notebook_read", paths=(resolved.absolute,), params=params),
             read_only=True,
             summary=f"Read notebook {shown}",
         )
@@ -246,12 +244,10 @@ class NotebookEditTool(Tool[NotebookEditInput]):
             new_content=new_text,
             diff=unified_diff(text, new_text, relative),
         )
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.FILE_CHANGE,
-            payload=change,
+        return ctx.draft(
+            self.name,
+            ActionKind.FILE_CHANGE,
+            change,
             read_only=False,
             summary=f"Edit notebook {relative}: {what}",
         )

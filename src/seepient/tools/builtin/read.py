@@ -66,12 +66,10 @@ class ReadFileTool(Tool[ReadFileInput]):
             where = f" (first {args.limit} lines)"
         else:
             where = ""
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.READ,
-            payload=ReadAction(operation="read_file", paths=(resolved.absolute,), params=params),
+        return ctx.draft(
+            self.name,
+            ActionKind.READ,
+            ReadAction(operation="read_file", paths=(resolved.absolute,), params=params),
             read_only=True,
             summary=f"Read {shown}{where}",
         )

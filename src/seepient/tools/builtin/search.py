@@ -46,15 +46,7 @@ def _under_root(root: str, found: str) -> str:
 
 
 def _read_draft(tool: Tool[Any], ctx: ToolContext, payload: ReadAction, summary: str) -> PreparedActionDraft:
-    return PreparedActionDraft(
-        session_id=ctx.session_id,
-        call_id=ctx.call_id,
-        tool=tool.name,
-        kind=ActionKind.READ,
-        payload=payload,
-        read_only=True,
-        summary=summary,
-    )
+    return ctx.draft(tool.name, ActionKind.READ, payload, read_only=True, summary=summary)
 
 
 def _bad_root(root: str, kind: Literal["file", "missing"]) -> ToolOutput:

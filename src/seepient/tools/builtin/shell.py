@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from seepient.policy.shell import analyse_command
 from seepient.protocol import ActionKind, PathDenied, PreparedActionDraft, ShellCommand, ShellOutcome
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import display_path, expect_payload, path_kind
+from seepient.tools.builtin._common import display_path, expect_payload, path_kind, stream_sections
 from seepient.tools.builtin.shell_background import start_background
 
 MAX_TIMEOUT_MS = 600_000
@@ -98,12 +98,10 @@ class ShellTool(Tool[ShellInput]):
             background=args.run_in_background,
         )
         verb = "Start in the background" if args.run_in_background else "Run"
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.SHELL,
-            payload=payload,
+        return ctx.draft(
+            self.name,
+            ActionKind.SHELL,
+            payload,
             read_only=False,
             summary=f"{verb}: {_one_line(args.command)} (in {display_path(resolved)})",
         )
@@ -138,13 +136,7 @@ def format_shell_outcome(command: ShellCommand, outcome: ShellOutcome) -> str:
         head = "The command ended without an exit code (killed by a signal?)."
     else:
         head = f"Exit code: {outcome.exit_code}"
-    parts = [head]
-    if outcome.stdout:
-        parts.append(f"stdout:\n{outcome.stdout.rstrip(chr(10))}")
-    if outcome.stderr:
-        parts.append(f"stderr:\n{outcome.stderr.rstrip(chr(10))}")
-    if not outcome.stdout and not outcome.stderr:
-        parts.append("(no output)")
+    parts = [head, *stream_sections(outcome.stdout, outcome.stderr)]
     for stream, cut in (("stdout", outcome.stdout_truncated), ("stderr", outcome.stderr_truncated)):
         if cut:
             parts.append(

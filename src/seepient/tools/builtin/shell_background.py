@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from seepient.protocol.actions import ActionKind, PreparedActionDraft, ProcessControl, ShellCommand
 from seepient.protocol.executor import BackgroundOutput, BackgroundRefused
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import expect_payload
+from seepient.tools.builtin._common import expect_payload, stream_sections
 
 _ID_FIELD = Field(
     min_length=1,
@@ -52,12 +53,10 @@ class ShellKillInput(BaseModel):
 
 
 def _draft(tool: str, operation: str, process_id: str, ctx: ToolContext, summary: str) -> PreparedActionDraft:
-    return PreparedActionDraft(
-        session_id=ctx.session_id,
-        call_id=ctx.call_id,
-        tool=tool,
-        kind=ActionKind.PROCESS,
-        payload=ProcessControl(operation=operation, process_id=process_id),  # type: ignore[arg-type]
+    return ctx.draft(
+        tool,
+        ActionKind.PROCESS,
+        ProcessControl(operation=operation, process_id=process_id),  # type: ignore[arg-type]
         read_only=operation == "output",
         summary=summary,
     )
@@ -83,13 +82,7 @@ def format_background_output(output: BackgroundOutput) -> str:
             code = f"killed by signal {-output.exit_code}"
         reason = f", {why[output.ended_by]}" if output.ended_by else ""
         head = f"{output.process_id} has ended after {seconds:.1f} s: {code}{reason}."
-    parts = [head]
-    if output.stdout:
-        parts.append(f"stdout (new):\n{output.stdout.rstrip(chr(10))}")
-    if output.stderr:
-        parts.append(f"stderr (new):\n{output.stderr.rstrip(chr(10))}")
-    if not output.stdout and not output.stderr:
-        parts.append("(no new output)")
+    parts = [head, *stream_sections(output.stdout, output.stderr, new=True)]
     for stream, dropped in (("stdout", output.stdout_dropped), ("stderr", output.stderr_dropped)):
         if dropped:
             parts.append(
@@ -110,6 +103,15 @@ def _data(output: BackgroundOutput) -> dict[str, Any]:
     }
 
 
+async def _answer(request: Awaitable[BackgroundOutput], *, refused: str = "") -> ToolOutput:
+    """The background process's state and new output, or why the executor refused (after ``refused``)."""
+    try:
+        output = await request
+    except BackgroundRefused as exc:
+        return ToolOutput(f"{refused}{exc}.", is_error=True)
+    return ToolOutput(format_background_output(output), data=_data(output))
+
+
 class ShellOutputTool(Tool[ShellOutputInput]):
     name: ClassVar[str] = "shell_output"
     description: ClassVar[str] = (
@@ -126,11 +128,7 @@ class ShellOutputTool(Tool[ShellOutputInput]):
 
     async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
         control = expect_payload(action, ProcessControl)
-        try:
-            output = await ctx.executor.background_output(control.process_id, session_id=ctx.session_id)
-        except BackgroundRefused as exc:
-            return ToolOutput(f"{exc}.", is_error=True)
-        return ToolOutput(format_background_output(output), data=_data(output))
+        return await _answer(ctx.executor.background_output(control.process_id, session_id=ctx.session_id))
 
 
 class ShellKillTool(Tool[ShellKillInput]):
@@ -151,8 +149,7 @@ class ShellKillTool(Tool[ShellKillInput]):
 
     async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
         control = expect_payload(action, ProcessControl)
-        try:
-            output = await ctx.executor.kill_background(control.process_id, session_id=ctx.session_id)
-        except BackgroundRefused as exc:
-            return ToolOutput(f"Not killed: {exc}.", is_error=True)
-        return ToolOutput(format_background_output(output), data=_data(output))
+        return await _answer(
+            ctx.executor.kill_background(control.process_id, session_id=ctx.session_id),
+            refused="Not killed: ",
+        )

@@ -68,12 +68,10 @@ class SkillTool(Tool[SkillInput]):
         # reaches the model and the audit log as a denial naming the rule.
         resolved = ctx.paths.for_read(str(skill.path))
         shown = display_path(resolved)
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.READ,
-            payload=ReadAction(
+        return ctx.draft(
+            self.name,
+            ActionKind.READ,
+            ReadAction(
                 operation="read_file",
                 paths=(resolved.absolute,),
                 params={"path": shown, "skill": skill.name, "scope": skill.scope},

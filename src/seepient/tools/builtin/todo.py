@@ -87,12 +87,10 @@ class TodoWriteTool(Tool[TodoWriteInput]):
             f"todo list: {len(items)} item(s), {counts['in_progress']} in progress, "
             f"{counts['completed']} completed"
         )
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.STATE,
-            payload=SessionStateChange(key="todos", value=[i.model_dump() for i in items]),
+        return ctx.draft(
+            self.name,
+            ActionKind.STATE,
+            SessionStateChange(key="todos", value=[i.model_dump() for i in items]),
             read_only=True,
             summary=summary,
         )

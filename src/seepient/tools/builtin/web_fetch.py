@@ -88,15 +88,7 @@ class WebFetchTool(Tool[WebFetchInput]):
         # The draft carries the normalised URL, so policy's Fetch(domain:…) rules see the host that will
         # actually be contacted (IDNA applied, numeric IPv4 forms spelled out).
         payload = FetchRequest(url=parsed.geturl())
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.FETCH,
-            payload=payload,
-            read_only=True,
-            summary=f"Fetch {payload.url}",
-        )
+        return ctx.draft(self.name, ActionKind.FETCH, payload, read_only=True, summary=f"Fetch {payload.url}")
 
     async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
         request = expect_payload(action, FetchRequest)

@@ -65,12 +65,10 @@ class WebSearchTool(Tool[WebSearchInput]):
             limit=args.limit,
             api_key_env=settings.api_key_env,
         )
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.FETCH,
-            payload=payload,
+        return ctx.draft(
+            self.name,
+            ActionKind.FETCH,
+            payload,
             read_only=True,
             summary=f"Search the web ({settings.backend}) for {query!r}",
         )

@@ -42,14 +42,8 @@ def _check_base(base: str) -> str:
 
 
 def _draft(ctx: ToolContext, tool: str, payload: WorktreeCommand, summary: str) -> PreparedActionDraft:
-    return PreparedActionDraft(
-        session_id=ctx.session_id,
-        call_id=ctx.call_id,
-        tool=tool,
-        kind=ActionKind.WORKTREE,
-        payload=payload,
-        read_only=payload.operation == "list",
-        summary=summary,
+    return ctx.draft(
+        tool, ActionKind.WORKTREE, payload, read_only=payload.operation == "list", summary=summary
     )
 
 

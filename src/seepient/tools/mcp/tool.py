@@ -110,12 +110,10 @@ class McpTool(Tool[McpArguments]):
             open_world_hint=self.open_world_hint,
         )
         shown = json.dumps(arguments, ensure_ascii=False)
-        return PreparedActionDraft(
-            session_id=ctx.session_id,
-            call_id=ctx.call_id,
-            tool=self.name,
-            kind=ActionKind.MCP,
-            payload=payload,
+        return ctx.draft(
+            self.name,
+            ActionKind.MCP,
+            payload,
             read_only=self.read_only_hint,
             summary=f"MCP {self.connection.name}:{self.server_tool} {truncate_middle(shown, 200)}",
         )
