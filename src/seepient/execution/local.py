@@ -17,6 +17,7 @@ from seepient.execution.background import BackgroundProcesses
 from seepient.execution.commit import commit_change
 from seepient.execution.commit_set import commit_changes
 from seepient.execution.environment import scrubbed_environment
+from seepient.execution.git_guard import check_new_repository, repository_exists
 from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.nofollow import is_symlink_at
 from seepient.execution.process import run_process
@@ -304,6 +305,16 @@ class LocalExecutor:
         return egress
 
     async def run_shell(self, command: ShellCommand) -> ShellOutcome:
+        had_repository = repository_exists(self.workspace)
+        outcome = await self._run_shell(command)
+        if had_repository:
+            return outcome
+        note = await asyncio.to_thread(check_new_repository, self.workspace)
+        if note is None:
+            return outcome
+        return outcome.model_copy(update={"stderr": f"{outcome.stderr.rstrip()}\n[{note}]\n".lstrip()})
+
+    async def _run_shell(self, command: ShellCommand) -> ShellOutcome:
         cwd = self._command_cwd(command)
         timeout_s = command.timeout_ms / 1000
         if self.sandbox_mode == "off":
