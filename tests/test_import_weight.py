@@ -17,6 +17,7 @@ from tests.conftest import REPO
 
 HEAVY = frozenset(
     {"mcp", "mcp_types", "lsprotocol", "pygls", "nbformat", "aiohttp", "aiodocker", "jsonschema", "bs4"}
+    | {"sentence_transformers", "torch", "numpy", "transformers"}
 )
 
 _REPORT = """

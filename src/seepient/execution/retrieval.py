@@ -1,5 +1,6 @@
-"""Look-ups the executor runs for read-only tools: the knowledge index (opened read-only) and web search
-through the SSRF-safe client with the backend's key taken from the environment at the last moment."""
+"""Look-ups the executor runs for read-only tools: the knowledge index (opened read-only; its vectors ranked
+with the local model that made them, loaded offline, else BM25 alone) and web search through the SSRF-safe
+client with the backend's key taken from the environment at the last moment."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from seepient.protocol.retrieval import KnowledgeOutcome, WebSearchFailed, WebSe
 
 
 async def knowledge_search(seepient_home: Path, workspace: Path, query: KnowledgeQuery) -> KnowledgeOutcome:
+    # The model is named by the index, which only `seepient knowledge index` writes (under Seepient's own,
+    # self-protected home), never by the workspace; loading it can take seconds, hence the thread.
     index = SeepientPaths(home=seepient_home).knowledge_index(workspace)
     try:
         return await asyncio.to_thread(search_index, index, query.query, limit=query.limit)

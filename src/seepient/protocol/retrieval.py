@@ -11,24 +11,28 @@ class _Frozen(BaseModel):
 
 class KnowledgePassage(_Frozen):
     """One ranked passage: ``path`` as indexed (workspace-relative when inside it), 1-based inclusive lines,
-    and ``score`` (higher is better; BM25 turned positive)."""
+    and ``score`` (higher is better: BM25 turned positive, or the fused reciprocal-rank score when vectors
+    ranked too). ``matched`` names the rankings that found it: ``bm25``, ``vector`` or both."""
 
     path: str
     start_line: int
     end_line: int
     score: float
     text: str
+    matched: tuple[str, ...] = ("bm25",)
 
 
 class KnowledgeOutcome(_Frozen):
     """``indexed`` is false when no index exists for the workspace yet (``problem`` says why when one exists
-    but cannot be read); ``method`` says how it ranked."""
+    but cannot be read); ``method`` says how it ranked (``bm25`` or ``bm25+vector``); ``note`` says why the
+    index's vectors were not used when it has some."""
 
     indexed: bool
     problem: str = ""
     passages: tuple[KnowledgePassage, ...] = ()
     method: str = "bm25"
     documents: int = 0
+    note: str = ""
 
 
 class WebSearchHit(_Frozen):

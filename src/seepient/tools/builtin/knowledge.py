@@ -26,7 +26,10 @@ class KnowledgeSearchInput(BaseModel):
     query: str = Field(
         min_length=1,
         max_length=1_000,
-        description="What to look for, in words (e.g. 'how are API tokens rotated'); ranked by BM25.",
+        description=(
+            "What to look for, in words (e.g. 'how are API tokens rotated'); ranked by BM25, fused with "
+            "embedding similarity when the index has vectors."
+        ),
     )
     limit: int = Field(default=8, ge=1, le=30, description="How many passages to return (default 8).")
 
@@ -75,24 +78,36 @@ class KnowledgeSearchTool(Tool[KnowledgeSearchInput]):
             "method": outcome.method,
             "documents": outcome.documents,
             "results": [
-                {"path": p.path, "lines": [p.start_line, p.end_line], "score": p.score} for p in shown
+                {
+                    "path": p.path,
+                    "lines": [p.start_line, p.end_line],
+                    "score": p.score,
+                    "matched": list(p.matched),
+                }
+                for p in shown
             ],
         }
+        if outcome.note:
+            data["note"] = outcome.note
         if not shown:
             text = f"No passage matches {query.query!r} in the index ({outcome.documents} documents)."
             if withheld:
                 text += f" {withheld} match(es) in files you may not read were left out."
+            if outcome.note:
+                text += f" ({outcome.note})"
             return ToolOutput(text, data=data)
         blocks = [
             f"{len(shown)} passage(s) for {query.query!r} ({outcome.method} over {outcome.documents} documents):"
         ]
+        if outcome.note:
+            blocks.append(f"Note: {outcome.note}")
         for rank, passage in enumerate(shown, start=1):
             body = passage.text
             if len(body) > MAX_PASSAGE_CHARS:
                 body = body[:MAX_PASSAGE_CHARS] + "\n[passage cut]"
             blocks.append(
                 f"[{rank}] {passage.path or '.'}:{passage.start_line}-{passage.end_line} "
-                f"(score {passage.score:.3f})\n{body}"
+                f"(score {passage.score:.4g}, matched {'+'.join(passage.matched)})\n{body}"
             )
         if withheld:
             blocks.append(f"({withheld} match(es) in files you may not read were left out.)")
