@@ -460,8 +460,15 @@ class _Walker:
         arguments: list[Node] = []
         assignments: list[Node] = []
         own: list[_Redirect] = []
+        previous_word_end: int | None = None
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
+            if field_name in ("name", "argument"):
+                # Bash splits words only at blanks: two words the parser returns with nothing between them are
+                # one word to bash (``\;`a`a`` runs a program named ``;`` + the output of ``a`` + ``a``).
+                if previous_word_end == child.start_byte:
+                    self.problem(f"words the parser split run together in {_text(node)[:60]}")
+                previous_word_end = child.end_byte
             if child.type == "variable_assignment":
                 assignments.append(child)
             elif child.type in _REDIRECT_TYPES:
