@@ -4,8 +4,10 @@ Each session runs one replay turn that streams ``--tokens`` text deltas, twice: 
 streams as fast as the server takes it, so every session's tokens are offered at once and queue: this shows
 throughput) and *paced* (each turn streams at ``--tokens-per-second``, as a provider does: this shows the
 latency a client sees). Each run prints events per second, p50/p99 latency from the server stamping an event
-(its ``ts``) to the client receiving it, lost or repeated events (must be 0), and, once, the server's resident
-memory per idle session.
+(its ``ts``) to the client receiving it, the p99 of the events that arrived after the first second (when all
+turns have started: the first second is every client connecting and starting a turn at once), the CPU time
+the server used, lost or repeated events (must be 0), and, once, the server's resident memory per idle
+session. The client runs on the same machine, so its own work is part of every latency, ours and raw.
 
 The raw baseline is the same client against a bare ASGI app on the same uvicorn WebSocket stack that sends
 the same number of JSON frames at the same pace with no runtime, store or fan-out: the floor this machine
@@ -47,6 +49,12 @@ def _rss_kb(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
+def _cpu_s(pid: int) -> float:
+    """User plus system CPU time the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -58,8 +66,11 @@ class Run:
     events: int
     seconds: float
     latencies: list[float]
+    settled: list[float]
+    """The latencies of events that arrived after the first second, when every turn had started."""
     lost: int
     out_of_order: int
+    server_cpu_s: float = 0.0
 
     def summary(self) -> dict[str, Any]:
         ordered = sorted(self.latencies) or [0.0]
@@ -68,13 +79,19 @@ class Run:
             "seconds": round(self.seconds, 3),
             "events_per_second": round(self.events / self.seconds) if self.seconds else 0,
             "latency_p50_ms": round(statistics.median(ordered) * 1000, 2),
-            "latency_p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2),
+            "latency_p99_ms": _p99_ms(ordered),
+            "latency_p99_after_first_second_ms": _p99_ms(sorted(self.settled) or [0.0]),
             "lost_events": self.lost,
             "sessions_out_of_order": self.out_of_order,
+            "server_cpu_s": round(self.server_cpu_s, 2),
         }
 
 
-async def _turn(ws_url: str, headers: dict[str, str], latencies: list[float]) -> list[int]:
+def _p99_ms(ordered: list[float]) -> float:
+    return round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2)
+
+
+async def _turn(ws_url: str, headers: dict[str, str], latencies: list[tuple[float, float]]) -> list[int]:
     """Run one turn over a WebSocket; returns the seqs received, in arrival order."""
     seqs: list[int] = []
     async with connect(ws_url, additional_headers=headers, max_queue=None, open_timeout=60) as ws:
@@ -84,7 +101,7 @@ async def _turn(ws_url: str, headers: dict[str, str], latencies: list[float]) ->
             frame = json.loads(raw)
             if "seq" not in frame:
                 continue
-            latencies.append(now - frame["ts"])
+            latencies.append((now, now - frame["ts"]))
             seqs.append(frame["seq"])
             if frame["type"] == "turn_completed":
                 break
@@ -92,14 +109,16 @@ async def _turn(ws_url: str, headers: dict[str, str], latencies: list[float]) ->
 
 
 async def _drive(urls: list[str], headers: dict[str, str], expected_per_turn: int) -> Run:
-    latencies: list[float] = []
+    latencies: list[tuple[float, float]] = []
+    began = time.time()
     started = time.perf_counter()
     results = await asyncio.gather(*(_turn(url, headers, latencies) for url in urls))
     elapsed = time.perf_counter() - started
     return Run(
         events=sum(len(seqs) for seqs in results),
         seconds=elapsed,
-        latencies=latencies,
+        latencies=[latency for _, latency in latencies],
+        settled=[latency for arrived, latency in latencies if arrived - began >= 1.0],
         lost=sum(max(0, expected_per_turn - len(set(seqs))) for seqs in results),
         out_of_order=sum(1 for seqs in results if seqs != list(range(1, len(seqs) + 1))),
     )
@@ -193,7 +212,9 @@ async def _seepient(
                     ids.append(created.json()["id"])
                 idle_kb = (_rss_kb(server.pid) - before) / args.sessions
             ws_urls = [f"ws://127.0.0.1:{port}/v1/sessions/{sid}/ws" for sid in ids]
+            cpu = _cpu_s(server.pid)
             run = await _drive(ws_urls, headers, args.tokens + 2)  # turn_started, the deltas, turn_completed
+            run.server_cpu_s = _cpu_s(server.pid) - cpu
         finally:
             _stop(server)
         return run, idle_kb
@@ -219,7 +240,10 @@ async def _raw(args: argparse.Namespace, pace: float | None) -> Run:
     try:
         await _wait_healthy(f"http://127.0.0.1:{port}", server)
         urls = [f"ws://127.0.0.1:{port}/ws/{i}" for i in range(args.sessions)]
-        return await _drive(urls, {}, args.tokens + 2)
+        cpu = _cpu_s(server.pid)
+        run = await _drive(urls, {}, args.tokens + 2)
+        run.server_cpu_s = _cpu_s(server.pid) - cpu
+        return run
     finally:
         _stop(server)
 
@@ -281,6 +305,9 @@ def _line(label: str, ours: dict[str, Any], raw: dict[str, Any]) -> str:
         f"{label:<9} events/s {ours['events_per_second']:>7} (raw {raw['events_per_second']:>7})   "
         f"p50 {ours['latency_p50_ms']:>9.1f} ms (raw {raw['latency_p50_ms']:>8.1f})   "
         f"p99 {ours['latency_p99_ms']:>9.1f} ms (raw {raw['latency_p99_ms']:>8.1f})   "
+        f"p99 after 1st s {ours['latency_p99_after_first_second_ms']:>8.1f} ms "
+        f"(raw {raw['latency_p99_after_first_second_ms']:>7.1f})   "
+        f"server CPU {ours['server_cpu_s']:>6.2f} s (raw {raw['server_cpu_s']:>5.2f})   "
         f"lost {ours['lost_events']} (raw {raw['lost_events']})   out of order {ours['sessions_out_of_order']}"
     )
 
@@ -330,10 +357,16 @@ async def main(args: argparse.Namespace) -> None:
         )
     if len(reports) > 1:
         for mode in ("unpaced", "paced"):
-            for key in ("events_per_second", "latency_p50_ms", "latency_p99_ms"):
+            keys = (
+                "events_per_second",
+                "latency_p50_ms",
+                "latency_p99_ms",
+                "latency_p99_after_first_second_ms",
+            )
+            for key in (*keys, "server_cpu_s"):
                 values = [r[mode]["seepient"][key] for r in reports]
                 print(
-                    f"{mode:<8} {key:<18} median {statistics.median(values):>10.1f}   "
+                    f"{mode:<8} {key:<34} median {statistics.median(values):>10.1f}   "
                     f"min {min(values):>10.1f}   max {max(values):>10.1f}"
                 )
         idle = [r["idle_session_kb"] for r in reports]

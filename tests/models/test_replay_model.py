@@ -150,7 +150,11 @@ async def test_the_replay_model_satisfies_the_model_protocol_surface(tmp_path):
         ("empty.yaml", "", "is empty"),
         ("none.json", "[]", "has no turns"),
         ("scalar.yaml", "- hello\n", "turn 1 must be a mapping"),
-        ("unknown.yaml", "- text: a\n- txt: b\n", "turn 2: unknown key 'txt' (allowed: text, tool_calls, tokens_per_second)"),
+        (
+            "unknown.yaml",
+            "- text: a\n- txt: b\n",
+            "turn 2: unknown key 'txt' (allowed: text, tool_calls, tokens_per_second)",
+        ),
         (
             "unknown_call.yaml",
             "- tool_calls: [{name: a, args: {}}]\n",

@@ -5,6 +5,7 @@ Events are kept in order so a surface that reconnects can ask for everything aft
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -14,10 +15,11 @@ EventListener = Callable[[RuntimeEvent], None]
 
 
 class EventStream:
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, *, keep: int | None = None) -> None:
+        """``keep``: how many recent events ``since`` can return (every event when ``None``)."""
         self._session_id = session_id
         self._seq = 0
-        self._history: list[RuntimeEvent] = []
+        self._history: list[RuntimeEvent] | deque[RuntimeEvent] = [] if keep is None else deque(maxlen=keep)
         self._listeners: list[EventListener] = []
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:

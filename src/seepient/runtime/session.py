@@ -89,6 +89,9 @@ class SessionOptions:
     """Standing session grants to re-establish, as ``on_grant`` reported them (``ApprovalBroker``)."""
     on_grant: Callable[[str, str], None] | None = None
     """Told of each grant the user gives for the rest of the session, so the surface can store it."""
+    event_history: int | None = None
+    """How many recent events the session keeps for ``events_since`` (all when ``None``); a surface that
+    stores every event itself (the server) keeps none, so a long session does not pile events up in memory."""
     resumed: bool = False
     """``history`` is a stored conversation being continued (a restarted server, a resumed TUI session): a
     replay script then plays on after the steps the history shows instead of from its first turn."""
@@ -186,7 +189,7 @@ class Session:
         helper_name = _model_id(helper_model.name)
 
         session_id = options.session_id or new_id("ses")
-        events = EventStream(session_id)
+        events = EventStream(session_id, keep=options.event_history)
         registry = builtin_registry(settings)
         for tool in options.extra_tools:
             registry.register(tool)

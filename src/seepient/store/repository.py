@@ -187,9 +187,17 @@ def _migrate(connection: Connection) -> None:
 class Store:
     """One database. Create with ``await Store.open(url)``; close with ``await store.aclose()``."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, write_engine: AsyncEngine | None = None) -> None:
         self.engine = engine
+        self._write_engine = write_engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # Writes on their own connection: a burst of reads (hundreds of clients authenticating at once) then
+        # cannot hold up the commit every streamed event waits for.
+        self._writers = (
+            async_sessionmaker(write_engine, expire_on_commit=False)
+            if write_engine is not None
+            else self._sessions
+        )
         # SQLite takes one writer at a time; queueing writers here, rather than letting pooled connections
         # race for the file lock, keeps a busy server from failing with "database is locked".
         self._one_writer = asyncio.Lock() if engine.dialect.name == "sqlite" else None
@@ -201,7 +209,7 @@ class Store:
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncSession]:
         async with self._one_writer or contextlib.nullcontext():
-            async with self._sessions.begin() as db:
+            async with self._writers.begin() as db:
                 yield db
 
     @classmethod
@@ -217,18 +225,28 @@ class Store:
                     raise StoreError(f"cannot open the database {shown}: {exc.strerror or exc}") from None
             engine = create_async_engine(url)
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+            write_engine: AsyncEngine | None = None
+            if parsed.database and parsed.database != ":memory:":
+                # One connection is all the writes need: SQLite takes one writer at a time anyway.
+                write_engine = create_async_engine(url, pool_size=1, max_overflow=0)
+                event.listen(write_engine.sync_engine, "connect", _sqlite_pragmas)
         else:
             engine = create_async_engine(url, pool_pre_ping=True)
+            write_engine = None
         try:
             async with engine.begin() as connection:
                 await connection.run_sync(_migrate)
         except Exception as exc:
             await engine.dispose()
+            if write_engine is not None:
+                await write_engine.dispose()
             raise StoreError(f"cannot open the database {shown}: {exc}") from exc
-        return cls(engine)
+        return cls(engine, write_engine)
 
     async def aclose(self) -> None:
         await self.engine.dispose()
+        if self._write_engine is not None:
+            await self._write_engine.dispose()
 
     def libpq_url(self) -> str:
         """The database as a libpq connection URI, for a dedicated ``LISTEN`` connection."""
@@ -569,10 +587,15 @@ class Store:
         """Store events ``(seq, type, json)`` of one session in order."""
         await self.append_events_many((session_id, seq, kind, data) for seq, kind, data in events)
 
-    async def append_events_many(self, events: Iterable[tuple[str, int, str, str]]) -> None:
-        """Store events ``(session_id, seq, type, json)`` of several sessions in one transaction."""
+    async def append_events_many(
+        self, events: Iterable[tuple[str, int, str, str]], turns: Iterable[tuple[str, str, str]] = ()
+    ) -> None:
+        """Store events ``(session_id, seq, type, json)`` of several sessions, and start turns ``(session_id,
+        turn_id, prompt)`` as ``start_turn`` does, in one transaction: when hundreds of turns start at once,
+        they share a commit instead of queueing for one each."""
         batch = list(events)
-        if not batch:
+        starting = list(turns)
+        if not batch and not starting:
             return
         last: dict[str, int] = {}
         for session_id, seq, _, _ in batch:
@@ -580,15 +603,51 @@ class Store:
         async with self._write() as db:
             # Core executemany on the table, not ORM objects: a burst of streamed tokens is thousands of rows,
             # and the sessions' last seqs go in one executemany rather than a statement per session.
-            await db.execute(
-                _INSERT_EVENT,
-                [
-                    {"session_id": sid, "seq": seq, "type": kind, "data": data}
-                    for sid, seq, kind, data in batch
-                ],
-            )
-            await db.execute(_RAISE_LAST_SEQ, [{"b_id": sid, "b_seq": seq} for sid, seq in last.items()])
+            if batch:
+                await db.execute(
+                    _INSERT_EVENT,
+                    [
+                        {"session_id": sid, "seq": seq, "type": kind, "data": data}
+                        for sid, seq, kind, data in batch
+                    ],
+                )
+                await db.execute(_RAISE_LAST_SEQ, [{"b_id": sid, "b_seq": seq} for sid, seq in last.items()])
+            if starting:
+                await self._start_turns(db, starting)
             await self._notify(db, [self._tag("e", sid, seq) for sid, seq in last.items()])
+
+    async def _start_turns(self, db: AsyncSession, starting: list[tuple[str, str, str]]) -> None:
+        counts = dict(
+            (
+                await db.execute(
+                    select(TurnRow.session_id, func.count())
+                    .where(TurnRow.session_id.in_({sid for sid, _, _ in starting}))
+                    .group_by(TurnRow.session_id)
+                )
+            ).all()
+        )
+        now = _now()
+        rows = []
+        for session_id, turn_id, prompt in starting:
+            counts[session_id] = counts.get(session_id, 0) + 1
+            rows.append(
+                {
+                    "id": turn_id,
+                    "session_id": session_id,
+                    "number": counts[session_id],
+                    "prompt": prompt,
+                    "status": "running",
+                    "reply": "",
+                    "created_at": now,
+                }
+            )
+        await db.execute(insert(TurnRow.__table__), rows)
+        await db.execute(
+            update(SessionRow.__table__)
+            .where(SessionRow.__table__.c.id == bindparam("b_id"))
+            .values(status="running", updated_at=now),
+            [{"b_id": sid} for sid in {sid for sid, _, _ in starting}],
+        )
 
     async def events_after(self, session_id: str, after: int, limit: int = 10_000) -> list[StoredEvent]:
         async with self._sessions() as db:

@@ -160,9 +160,11 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
         replicas = asyncio.create_task(state.manager.follow_replicas(), name="follow-replicas")
         yield
         janitor.cancel()
-        replicas.cancel()
-        await asyncio.gather(janitor, replicas, return_exceptions=True)
+        await asyncio.gather(janitor, return_exceptions=True)
         await state.manager.aclose()
+        # Leave the other replicas only once this one's turns are closed and stored.
+        replicas.cancel()
+        await asyncio.gather(replicas, return_exceptions=True)
         if on_shutdown is not None:
             await on_shutdown()
 

@@ -149,6 +149,7 @@ class EventWriter:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._pending: list[tuple[LiveSession, WireEvent]] = []
+        self._turns: list[tuple[str, str, str, asyncio.Future[None]]] = []
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -158,6 +159,15 @@ class EventWriter:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="event-writer")
         self._wake.set()
+
+    def start_turn(self, session_id: str, turn_id: str, prompt: str) -> asyncio.Future[None]:
+        """Record a started turn with the next batch of events; the future is done once it is committed."""
+        stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._turns.append((session_id, turn_id, prompt, stored))
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="event-writer")
+        self._wake.set()
+        return stored
 
     async def _run(self) -> None:
         while True:
@@ -173,17 +183,23 @@ class EventWriter:
     async def flush(self) -> None:
         """Store and deliver everything pushed so far."""
         async with self._lock:
-            while self._pending:
+            while self._pending or self._turns:
                 batch = self._pending[:_WRITE_BATCH]
+                turns = self._turns[:]
                 await self._store.append_events_many(
-                    (live.id, event.seq, event.type, event.json) for live, event in batch
+                    ((live.id, event.seq, event.type, event.json) for live, event in batch),
+                    turns=[(session_id, turn_id, prompt) for session_id, turn_id, prompt, _ in turns],
                 )
                 del self._pending[: len(batch)]
+                del self._turns[: len(turns)]
                 by_session: dict[LiveSession, list[WireEvent]] = {}
                 for live, event in batch:
                     by_session.setdefault(live, []).append(event)
                 for live, events in by_session.items():
                     live.deliver(events)
+                for *_, stored in turns:
+                    if not stored.done():
+                        stored.set_result(None)
 
     async def aclose(self) -> None:
         if self._task is not None:
@@ -245,6 +261,8 @@ class LiveSession:
             history=history,
             grants=grants or (),
             on_grant=self._store_grant,
+            # Every event is in the store, which replays them: the runtime need not keep them in memory.
+            event_history=0,
             resumed=grants is not None,
         )
         self.runtime = Session.open(options)
@@ -367,47 +385,29 @@ class LiveSession:
             if len(fresh) < _READ_PAGE:
                 return
 
-    def _local_tail(self, after: int, upto: int) -> list[WireEvent]:
-        """This replica's own events in ``(after, upto]`` from memory, when they reach ``upto``; else none."""
-        if self.runtime is None or self._local_last < upto or upto <= self._base:
-            return []
-        return [
-            WireEvent.of(e.model_copy(update={"seq": self._base + e.seq}) if self._base else e)
-            for e in self.runtime.events_since(max(0, after - self._base))
-            if self._base + e.seq <= upto
-        ]
-
     async def events(self, after: int, *, follow: bool) -> AsyncIterator[WireEvent]:
         """Every event after ``after``, in order and once each; with ``follow``, then live ones as they come.
 
         Only stored events are delivered. What was delivered so far is fixed and the subscription made in one
-        step of the event loop, so no event can fall between what is replayed (from memory or the store) and
-        what the subscription brings.
+        step of the event loop, so no event can fall between what is replayed (from the store, where every
+        delivered event is) and what the subscription brings.
         """
         if self._store.shared and not self.running:
             # Another replica may have stored events this one has not heard of yet.
             await self.catch_up()
         subscriber = _Subscriber()
         delivered = self._delivered
-        local = self._local_tail(after, delivered)
         if follow:
             self._subscribers.add(subscriber)
         try:
             last = after
-            from_store_upto = local[0].seq - 1 if local else delivered
-            while last < from_store_upto:
-                rows = await self._store.events_after(
-                    self.id, last, limit=min(_READ_PAGE, from_store_upto - last)
-                )
+            while last < delivered:
+                rows = await self._store.events_after(self.id, last, limit=min(_READ_PAGE, delivered - last))
                 if not rows:
                     break
                 for row in rows:
                     yield _wire(row)
                     last = row.seq
-            for event in local:
-                if event.seq > last:
-                    yield event
-                    last = event.seq
             while follow:
                 items = await subscriber.take()
                 if items is None:
@@ -482,7 +482,7 @@ class LiveSession:
             raise RuntimeError("the turn ended before it started")
         turn_id = started.result()
         try:
-            await self._store.start_turn(self.id, turn_id, prompt)
+            await asyncio.shield(self._writer.start_turn(self.id, turn_id, prompt))
         finally:
             self._turn_stored.set()
         return turn_id
@@ -598,7 +598,12 @@ class LiveSession:
         if waiting is not None and waiting.request is not None:
             if waiting.answer.done():
                 raise ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
-            await waiting.stored.wait()
+            try:  # the turn is storing the request: the answer must land after it
+                await asyncio.wait_for(waiting.stored.wait(), 30)
+            except TimeoutError:
+                raise ApprovalNotPending(
+                    f"approval request {request_id} could not be stored; answer it again"
+                ) from None
             request = waiting.request
         else:
             row = await self._store.pending_request(self.id, request_id)
