@@ -25,7 +25,7 @@ from pydantic import TypeAdapter
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from seepient.protocol import PermissionRequest, RuntimeEvent, TurnCompleted, Usage
+from seepient.protocol import PermissionRequest, RuntimeEvent, TurnCompleted, TurnStarted, Usage
 from seepient.surfaces.sdk._common import ApprovalCallback, Reply, ask_callback
 
 __all__ = ["Client", "ClientError", "RemoteSession"]
@@ -166,7 +166,9 @@ class RemoteSession:
 
         A connection that drops is reopened with ``after`` = the last seq received (up to five times), so the
         turn's events arrive in order and once each. The turn is told apart from earlier events by the id
-        the server acknowledges the message with.
+        the server acknowledges the message with, or, when the acknowledgement was lost with a dropped
+        connection, by the first ``turn_started`` after the message was sent (a session runs one turn at a
+        time: a message that would start a second is refused).
         """
         answer = approver or self.approver
         message: dict[str, Any] = {"type": "message", "prompt": prompt}
@@ -176,10 +178,12 @@ class RemoteSession:
         turn_id: str | None = None
         early: list[RuntimeEvent] = []
         sent = False
+        sent_after = self.last_seq
         for attempt in range(_RECONNECTS + 1):
             try:
                 async with self._connect(self.last_seq) as ws:
                     if not sent:
+                        sent_after = self.last_seq
                         await ws.send(json.dumps(message))
                         sent = True
                     async for raw in ws:
@@ -193,6 +197,12 @@ class RemoteSession:
                         else:
                             event = _EVENT.validate_python(frame)
                             self.last_seq = max(self.last_seq, event.seq)
+                            if turn_id is None and isinstance(event, TurnStarted) and event.seq > sent_after:
+                                turn_id = event.turn_id
+                                early = [e for e in early if getattr(e, "turn_id", None) == turn_id]
+                                for seen in early:
+                                    yield seen
+                                early = []
                             if turn_id is None:
                                 early.append(event)
                                 continue

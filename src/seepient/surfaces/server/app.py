@@ -13,7 +13,7 @@ import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Response, WebSocket
@@ -31,6 +31,7 @@ from seepient.surfaces.server.auth import (
     WS_SUBPROTOCOL,
     Principal,
     RateLimiter,
+    TokenCache,
     bearer_from_header,
     bearer_from_subprotocols,
 )
@@ -62,6 +63,10 @@ class ServerState:
     limiter: RateLimiter
     max_request_bytes: int
     max_ws_frame_bytes: int
+    tokens: TokenCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tokens = TokenCache(self.store.authenticate)
 
 
 _UNAUTHORIZED = HTTPException(
@@ -83,7 +88,7 @@ async def _principal_of(
     token = bearer_from_header(authorization)
     if token is None:
         raise _UNAUTHORIZED
-    found = await state.store.authenticate(token)
+    found = await state.tokens.authenticate(token)
     if found is None:
         raise _UNAUTHORIZED
     token_id, name = found
@@ -344,7 +349,7 @@ def _sse(event: WireEvent) -> bytes:
 async def _serve_websocket(state: ServerState, websocket: WebSocket, session_id: str, after: int) -> None:
     offered = websocket.scope.get("subprotocols") or []
     token = bearer_from_header(websocket.headers.get("authorization")) or bearer_from_subprotocols(offered)
-    found = await state.store.authenticate(token) if token else None
+    found = await state.tokens.authenticate(token) if token else None
     if found is None:
         # 1008 (policy violation) before accept: the handshake fails with 403 and nothing leaks.
         await websocket.close(code=1008, reason="missing or invalid bearer token")

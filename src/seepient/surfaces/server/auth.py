@@ -8,8 +8,11 @@ nothing here formats a token into a message.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import time
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 WS_SUBPROTOCOL = "seepient.v1"
@@ -36,6 +39,47 @@ def bearer_from_subprotocols(offered: Iterable[str]) -> str | None:
         if protocol.startswith(_BEARER_SUBPROTOCOL) and len(protocol) > len(_BEARER_SUBPROTOCOL):
             return protocol[len(_BEARER_SUBPROTOCOL) :]
     return None
+
+
+class TokenCache:
+    """Remembers tokens that authenticated, for ``ttl_s`` seconds, so a burst of connections (two hundred clients
+    opening their sockets at once) costs one database read per token rather than one per request.
+
+    Only successes are kept, keyed by the token's SHA-256, and never longer than ``ttl_s``: a token revoked in
+    the store (by any process or replica) stops working within that time. The cache is bounded; the oldest
+    entry leaves first."""
+
+    def __init__(
+        self, lookup: Callable[[str], Awaitable[tuple[str, str] | None]], *, ttl_s: float = 5.0
+    ) -> None:
+        self._lookup = lookup
+        self._ttl = ttl_s
+        self._entries: OrderedDict[str, tuple[float, tuple[str, str]]] = OrderedDict()
+        self._pending: dict[str, asyncio.Future[tuple[str, str] | None]] = {}
+
+    async def authenticate(self, secret: str) -> tuple[str, str] | None:
+        key = hashlib.sha256(secret.encode("utf-8")).hexdigest()
+        now = time.monotonic()
+        entry = self._entries.get(key)
+        if entry is not None and now - entry[0] < self._ttl:
+            return entry[1]
+        # Requests that arrive together for the same token share one lookup.
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = asyncio.ensure_future(self._lookup(secret))
+            pending.add_done_callback(lambda _: self._pending.pop(key, None))
+        found = await asyncio.shield(pending)
+        if found is None:
+            self._entries.pop(key, None)
+            return None
+        self._entries[key] = (now, found)
+        self._entries.move_to_end(key)
+        while len(self._entries) > _CACHED_TOKENS:
+            self._entries.popitem(last=False)
+        return found
+
+
+_CACHED_TOKENS = 4096
 
 
 class RateLimiter:
