@@ -84,16 +84,12 @@ def _read_prompt(prompt: str | None) -> str:
 
 def _read_images(paths: list[Path]) -> tuple[object, ...]:
     """Each ``--image`` file as a base64 image part; its type comes from its bytes, not its name."""
-    from seepient.protocol import ImagePart
+    from seepient.surfaces.images import read_image_file
 
     parts = []
     for path in paths:
         try:
-            data = path.expanduser().read_bytes()
-        except OSError as exc:
-            raise _fail(f"--image {path}: cannot read it ({exc.strerror or exc})") from None
-        try:
-            parts.append(ImagePart.from_bytes(data))
+            parts.append(read_image_file(path))
         except ValueError as exc:
             raise _fail(f"--image {path}: {exc}") from None
     return tuple(parts)

@@ -353,12 +353,12 @@ class SeepientTui(App[int]):
             self._attach(path)
 
     def _attach(self, path: Path) -> None:
-        from seepient.surfaces.tui.attachments import load_image
+        from seepient.surfaces.images import read_image_file
 
         try:
-            part = load_image(path)
+            part = read_image_file(path)
         except ValueError as exc:
-            self._notice(f"image not attached: {exc}", "red")
+            self._notice(f"image not attached: {path.name}: {exc}", "red")
             return
         self._images.append((path.name, part))
         size = len(part.data or "") * 3 // 4

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
-
-if TYPE_CHECKING:
-    from seepient.protocol import ImagePart
 
 _MAX_PASTED_PATHS = 10
 
@@ -46,17 +42,3 @@ def pasted_image_paths(text: str) -> list[Path] | None:
             return None
         paths.append(path)
     return paths
-
-
-def load_image(path: Path) -> ImagePart:
-    """The file as an inline image part; ``ValueError`` says, in words for the person, why it cannot be."""
-    from seepient.protocol import ImagePart
-
-    try:
-        data = path.expanduser().read_bytes()
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    try:
-        return ImagePart.from_bytes(data)
-    except ValueError as exc:
-        raise ValueError(f"{path.name}: {exc}") from None
