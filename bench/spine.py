@@ -25,7 +25,8 @@ from seepient.config.settings import PermissionSettings
 from seepient.execution.commit import commit_change
 from seepient.execution.environment import scrubbed_environment
 from seepient.execution.local import LocalExecutor
-from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths, protected_workspace_paths
+from seepient.execution.sandbox.bwrap import BwrapSandbox, protected_workspace_paths
+from seepient.execution.sandbox.host_view import host_view
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import EditBlock, FileChange, ToolCall
 from seepient.runtime.events import EventStream
@@ -70,7 +71,7 @@ def _shell_round_trip(root: Path, runs: int) -> str:
         workspace=workspace,
         cwd=workspace,
         network=False,
-        hidden=default_hidden_paths(Path.home(), home, os.environ),
+        view=host_view(home=Path.home(), seepient_home=home, environ=os.environ, workspace=workspace),
         read_only_inside=protected_workspace_paths(workspace),
         env=env,
     )

@@ -10,9 +10,14 @@ import pytest
 from seepient.execution.sandbox.bwrap import (
     BwrapSandbox,
     _diagnose,
-    default_hidden_paths,
     protected_workspace_paths,
 )
+from seepient.execution.sandbox.host_view import HostView, host_view
+
+
+def _view(hidden: list[Path]) -> HostView:
+    existing = tuple((p.resolve(), p.is_dir()) for p in hidden if p.exists())
+    return HostView(hidden_homes=(), shown=(), hidden=existing, env={})
 
 
 def argv_for(workspace: Path, *, network: bool = False, hidden: list[Path] | None = None) -> list[str]:
@@ -21,7 +26,7 @@ def argv_for(workspace: Path, *, network: bool = False, hidden: list[Path] | Non
         workspace=workspace,
         cwd=workspace,
         network=network,
-        hidden=hidden or [],
+        view=_view(hidden or []),
         read_only_inside=protected_workspace_paths(workspace),
         env={"PATH": "/usr/bin", "HOME": "/h"},
     )
@@ -75,21 +80,32 @@ def test_a_workspace_inside_a_hidden_location_is_refused(outside_dir: Path) -> N
         argv_for(inside, hidden=[outside_dir / ".aws"])
 
 
-def test_default_hidden_paths_cover_credentials_sockets_and_seepient_home(tmp_path: Path) -> None:
+def test_the_host_view_hides_existing_credentials_sockets_and_seepient_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
+    seepient_home = tmp_path / "seepient-home"
+    run_user = tmp_path / "run-user"
+    for folder in (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gcloud", ".seepient", ".codex"):
+        (home / folder).mkdir(parents=True)
+    for name in (".netrc", ".git-credentials", ".codex/auth.json", ".bash_history"):
+        (home / name).write_text("secret")
+    seepient_home.mkdir()
+    (run_user / "agent.sock").parent.mkdir()
+    (run_user / "agent.sock").write_text("")
     environ = {
-        "SSH_AUTH_SOCK": "/run/user/1000/agent.sock",
-        "DOCKER_HOST": "unix:///srv/docker.sock",
-        "XDG_RUNTIME_DIR": "/run/user/1000",
+        "SSH_AUTH_SOCK": str(run_user / "agent.sock"),
+        "XDG_RUNTIME_DIR": str(run_user),
+        "PATH": "/usr/bin",
     }
-    hidden = set(default_hidden_paths(home, tmp_path / "seepient-home", environ))
+    view = host_view(home=home, seepient_home=seepient_home, environ=environ)
+    hidden = {path for path, _ in view.hidden}
     for expected in (
         home / ".ssh", home / ".aws", home / ".gnupg", home / ".kube", home / ".docker", home / ".config/gcloud",
-        home / ".netrc", home / ".git-credentials", home / ".seepient", tmp_path / "seepient-home",
-        Path("/var/run/docker.sock"), Path("/run/docker.sock"), Path("/run/user/1000/agent.sock"),
-        Path("/srv/docker.sock"), Path("/run/user/1000"),
+        home / ".netrc", home / ".git-credentials", home / ".seepient", seepient_home, home / ".codex/auth.json",
+        home / ".bash_history", run_user,
     ):  # fmt: skip
-        assert expected in hidden
+        assert expected.resolve() in hidden, expected
+    # the agent socket lies inside the hidden runtime folder, which covers it
+    assert (run_user / "agent.sock").resolve() not in hidden
 
 
 def test_protected_paths_are_made_to_exist(workspace: Path) -> None:

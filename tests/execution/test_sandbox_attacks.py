@@ -53,18 +53,22 @@ async def test_writes_inside_the_workspace_land_on_the_host(executor: LocalExecu
 async def test_writes_outside_the_workspace_fail_and_leave_nothing(
     executor: LocalExecutor, outside_dir: Path, fake_home: Path
 ) -> None:
-    real_home_target = Path("/root") / f"seepient-attack-{os.getpid()}"
-    targets = [
-        outside_dir / "escaped.txt",
-        fake_home / "escaped.txt",
-        real_home_target,
-        Path("/etc/seepient-attack"),
-    ]
-    for target in targets:
+    for target in (outside_dir / "escaped.txt", Path("/etc/seepient-attack"), Path("/usr/seepient-attack")):
         outcome = await shell(executor, f"echo pwned > {target}")
         assert outcome.exit_code != 0, f"writing {target} succeeded"
         assert "Read-only file system" in outcome.stderr
         assert not target.exists()
+
+
+async def test_a_home_in_the_jail_is_a_throwaway_folder(executor: LocalExecutor, fake_home: Path) -> None:
+    """Homes are replaced by an empty tmpfs: a write there succeeds (caches work) and is gone with the command."""
+    real_home_target = Path("/root") / f"seepient-attack-{os.getpid()}"
+    for target in (fake_home / "escaped.txt", fake_home / ".bashrc", real_home_target):
+        outcome = await shell(executor, f"echo pwned > {target} && cat {target}")
+        assert outcome.stdout == "pwned\n", outcome.stderr
+        assert not target.exists()
+    again = await shell(executor, f"cat {fake_home / 'escaped.txt'}")
+    assert again.exit_code != 0
 
 
 async def test_writes_to_a_host_temp_dir_outside_the_workspace_stay_in_the_private_tmp(
@@ -90,7 +94,7 @@ async def test_ssh_keys_and_other_credentials_are_invisible(executor: LocalExecu
         " grep -r PRIVATE ~ ; cat ~/notes.txt",
     )
     assert SSH_MARKER not in outcome.stdout + outcome.stderr
-    assert "ordinary file" in outcome.stdout  # the rest of the home is still readable
+    assert "ordinary file" not in outcome.stdout  # the rest of the home is hidden as well
     assert (fake_home / ".ssh" / "id_rsa").read_text().count(SSH_MARKER) == 1
 
 

@@ -218,6 +218,11 @@ class ExecutionSettings(_Section):
     """How many ``run_in_background`` commands one session may have running at once."""
     background_buffer_bytes: int = Field(default=262_144, alias="backgroundBufferBytes", ge=1024)
     """How much of each stream of a background command is kept between reads (the newest part)."""
+    sandbox_readable: list[str] = Field(default_factory=list, alias="sandboxReadable")
+    """Folders of a home shown read-only in the jail besides the tools on PATH (``~/.m2/repository``). User,
+    managed or ``--config`` settings only: a project must not choose what of the home its commands read."""
+    sandbox_hidden: list[str] = Field(default_factory=list, alias="sandboxHidden")
+    """More locations hidden in the jail, on top of the home folders and the sensitive list."""
     scheduler_endpoint: str | None = Field(default=None, alias="schedulerEndpoint")
     worker_image: str | None = Field(default=None, alias="workerImage")
     mtls: MtlsSettings | None = None

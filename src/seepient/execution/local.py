@@ -9,19 +9,20 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from seepient.execution.background import BackgroundProcesses
 from seepient.execution.commit import commit_change
 from seepient.execution.commit_set import commit_changes
+from seepient.execution.control_guard import ControlGuard, ControlWatch, Repair, repairs_note
 from seepient.execution.environment import scrubbed_environment
-from seepient.execution.git_guard import check_new_repository, repository_exists
 from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.nofollow import is_symlink_at
 from seepient.execution.process import run_process
-from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths, protected_workspace_paths
+from seepient.execution.sandbox.bwrap import BwrapSandbox, protected_workspace_paths
+from seepient.execution.sandbox.host_view import host_view
 from seepient.execution.search import OutputMode, find_ripgrep, glob_paths, python_grep, ripgrep_grep
 from seepient.execution.worktree import run_worktree_command
 from seepient.net.address_policy import AddressPolicy
@@ -41,6 +42,8 @@ from seepient.protocol.executor import (
     SandboxUnavailable,
     ShellOutcome,
 )
+
+_Outcome = TypeVar("_Outcome", ShellOutcome, BackgroundOutput)
 
 if TYPE_CHECKING:
     from seepient.execution.lsp_server import LanguageServers
@@ -79,6 +82,8 @@ async def run_sandboxed(
     stdio: Literal["capture", "inherit"] = "capture",
     sandbox: BwrapSandbox | None = None,
     egress: EgressProxy | None = None,
+    readable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
 ) -> ShellOutcome:
     """Run ``argv`` as it is (no shell) in the sandbox: the body of ``seepient sandbox run -- CMD``.
 
@@ -106,6 +111,8 @@ async def run_sandboxed(
         environ=environ,
         sandbox=sandbox or BwrapSandbox(),
         egress=egress,
+        readable=readable,
+        hidden=hidden,
     )
     result = await run_process(
         full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
@@ -124,6 +131,8 @@ async def sandboxed_argv(
     environ: Mapping[str, str],
     sandbox: BwrapSandbox,
     egress: EgressProxy | None = None,
+    readable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
 ) -> tuple[list[str], dict[str, str]]:
     """The bubblewrap command line and environment that run ``argv`` jailed: one profile for foreground and
     background commands. Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
@@ -142,7 +151,14 @@ async def sandboxed_argv(
         workspace=root,
         cwd=(cwd or root).resolve(),
         network=network,
-        hidden=default_hidden_paths(home, seepient_home, environ),
+        view=host_view(
+            home=home,
+            seepient_home=seepient_home,
+            environ=environ,
+            workspace=root,
+            readable=readable,
+            hidden=hidden,
+        ),
         read_only_inside=protected_workspace_paths(root),
         env=env,
         extra_binds=binds,
@@ -177,8 +193,14 @@ class LocalExecutor:
         language_servers: Sequence[LanguageServerConfig] = (),
         lsp_request_timeout_s: float = 30.0,
         lsp_diagnostics_wait_s: float = 3.0,
+        jail_readable: Sequence[Path] = (),
+        jail_hidden: Sequence[Path] = (),
+        foreign_config_allowed: Callable[[str], bool] | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
+        # From the user's own settings only (never a project's): folders of the home shown back in the jail,
+        # and more locations hidden there.
+        self._jail_paths = (tuple(jail_readable), tuple(jail_hidden))
         # Every fetch goes through the SSRF-safe client; the policy comes from the `net` settings section.
         self.net_policy = net_policy or AddressPolicy()
         self._net_resolver = net_resolver
@@ -200,6 +222,20 @@ class LocalExecutor:
         self._lsp_timeouts = (lsp_request_timeout_s, lsp_diagnostics_wait_s)
         self._language_servers: LanguageServers | None = None
         self._lsp_closed = False
+        # Whatever a command leaves for programs outside the jail (git's control files anywhere in the
+        # workspace, other programs' configuration) is undone after it; foreign_config_allowed names the
+        # workspace-relative paths a user-level rule lets commands write.
+        self._control = ControlWatch(
+            ControlGuard(
+                self.workspace,
+                quarantine_root=seepient_home / "quarantine",
+                foreign_allowed=foreign_config_allowed,
+            ),
+            journal_dir=seepient_home / "control",
+            background_running=lambda: self._background.running_count() > 0,
+        )
+        self._control_recovered = False
+        self._control_watch: asyncio.Task[None] | None = None
 
     async def read_file(self, path: str) -> bytes:
         return await asyncio.to_thread(self._read_no_follow, Path(path))
@@ -305,14 +341,29 @@ class LocalExecutor:
         return egress
 
     async def run_shell(self, command: ShellCommand) -> ShellOutcome:
-        had_repository = repository_exists(self.workspace)
-        outcome = await self._run_shell(command)
-        if had_repository:
-            return outcome
-        note = await asyncio.to_thread(check_new_repository, self.workspace)
-        if note is None:
-            return outcome
-        return outcome.model_copy(update={"stderr": f"{outcome.stderr.rstrip()}\n[{note}]\n".lstrip()})
+        recovered = await self._begin_command()
+        try:
+            outcome = await self._run_shell(command)
+        finally:
+            repairs = recovered + await asyncio.to_thread(self._control.after_command)
+        return _with_repairs(outcome, repairs)
+
+    async def _begin_command(self) -> list[Repair]:
+        """Snapshot the control files before a command; the first time, repair what a killed session left."""
+        recovered: list[Repair] = []
+        if not self._control_recovered:
+            self._control_recovered = True
+            recovered = await asyncio.to_thread(self._control.recover)
+        await asyncio.to_thread(self._control.before_command)
+        return recovered
+
+    async def _watch_background(self) -> None:
+        """While background commands run, look for planted files every second (they write between steps)."""
+        while self._background.running_count() > 0:
+            await asyncio.sleep(1.0)
+            await asyncio.to_thread(self._control.sweep)
+        await asyncio.to_thread(self._control.sweep)
+        self._control_watch = None
 
     async def _run_shell(self, command: ShellCommand) -> ShellOutcome:
         cwd = self._command_cwd(command)
@@ -342,9 +393,22 @@ class LocalExecutor:
                 max_output_bytes=self.max_output_bytes,
                 sandbox=self._bwrap,
                 egress=egress,
+                readable=self._jail_paths[0],
+                hidden=self._jail_paths[1],
             )
 
     async def start_background(self, command: ShellCommand, *, session_id: str) -> BackgroundStarted:
+        recovered = await self._begin_command()
+        try:
+            started = await self._start_background(command, session_id=session_id)
+        finally:
+            self._control.report(recovered)
+            await asyncio.to_thread(self._control.after_command)
+        if self._control_watch is None:
+            self._control_watch = asyncio.create_task(self._watch_background())
+        return started
+
+    async def _start_background(self, command: ShellCommand, *, session_id: str) -> BackgroundStarted:
         cwd = self._command_cwd(command)
         lifetime_s = command.timeout_ms / 1000 if command.timeout_ms > 0 else None
         if self.sandbox_mode == "off":
@@ -373,6 +437,8 @@ class LocalExecutor:
                 environ=self._environ,
                 sandbox=self._bwrap,
                 egress=egress,
+                readable=self._jail_paths[0],
+                hidden=self._jail_paths[1],
             )
         except BaseException:
             await stack.aclose()
@@ -388,10 +454,14 @@ class LocalExecutor:
         return BackgroundStarted(process_id=process_id, sandbox="bwrap")
 
     async def background_output(self, process_id: str, *, session_id: str) -> BackgroundOutput:
-        return self._background.output(process_id, session_id=session_id)
+        output = self._background.output(process_id, session_id=session_id)
+        await asyncio.to_thread(self._control.sweep)
+        return _with_repairs(output, self._control.take_pending())
 
     async def kill_background(self, process_id: str, *, session_id: str) -> BackgroundOutput:
-        return await self._background.kill(process_id, session_id=session_id)
+        output = await self._background.kill(process_id, session_id=session_id)
+        await asyncio.to_thread(self._control.sweep)
+        return _with_repairs(output, self._control.take_pending())
 
     def _lsp(self) -> LanguageServers | None:
         """The session's language servers, made on the first LSP request (None when none is configured)."""
@@ -438,11 +508,25 @@ class LocalExecutor:
     async def aclose(self) -> None:
         """End what outlives single calls: background processes and language servers (the session ends)."""
         await self._background.aclose()
+        if self._control_watch is not None:
+            self._control_watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._control_watch
+        # The last background process may have written just before it was killed.
+        await asyncio.to_thread(self._control.sweep)
         self._lsp_closed = True
         if self._language_servers is not None:
             await self._language_servers.aclose()
 
     async def run_worktree(self, command: WorktreeCommand) -> ShellOutcome:
+        recovered = await self._begin_command()
+        try:
+            outcome = await self._run_worktree(command)
+        finally:
+            repairs = recovered + await asyncio.to_thread(self._control.after_command)
+        return _with_repairs(outcome, repairs)
+
+    async def _run_worktree(self, command: WorktreeCommand) -> ShellOutcome:
         return await run_worktree_command(
             command,
             workspace=self.workspace,
@@ -508,6 +592,13 @@ class LocalExecutor:
         return await web_search(
             request, policy=self.net_policy, resolver=self._net_resolver, environ=self._environ
         )
+
+
+def _with_repairs(outcome: _Outcome, repairs: list[Repair]) -> _Outcome:
+    if not repairs:
+        return outcome
+    note = repairs_note(repairs)
+    return outcome.model_copy(update={"stderr": f"{outcome.stderr.rstrip()}\n[{note}]\n".lstrip()})
 
 
 def _codec(charset: str | None) -> str:

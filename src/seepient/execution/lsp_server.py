@@ -24,7 +24,8 @@ from pygls.uris import from_fs_path, to_fs_path
 from seepient.execution.environment import scrubbed_environment
 from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.process import start_group_leader
-from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths
+from seepient.execution.sandbox.bwrap import BwrapSandbox
+from seepient.execution.sandbox.host_view import host_view
 from seepient.protocol.executor import LspAnswer, LspLocation, LspQuery, LspUnavailable, SandboxUnavailable
 
 _log = logging.getLogger(__name__)
@@ -365,7 +366,12 @@ class LanguageServers:
             workspace=self.workspace,
             cwd=self.workspace,
             network=False,
-            hidden=default_hidden_paths(self._home, self._seepient_home, self._environ),
+            view=host_view(
+                home=self._home,
+                seepient_home=self._seepient_home,
+                environ=self._environ,
+                workspace=self.workspace,
+            ),
             read_only_inside=(),
             env=env,
             workspace_read_only=True,

@@ -12,7 +12,8 @@ from typing import Literal
 
 from seepient.execution.environment import scrubbed_environment
 from seepient.execution.process import run_process
-from seepient.execution.sandbox.bwrap import BwrapSandbox, default_hidden_paths, protected_workspace_paths
+from seepient.execution.sandbox.bwrap import BwrapSandbox, protected_workspace_paths
+from seepient.execution.sandbox.host_view import host_view
 from seepient.protocol.actions import WorktreeCommand
 from seepient.protocol.executor import SandboxUnavailable, ShellOutcome
 
@@ -80,7 +81,7 @@ async def run_worktree_command(
         workspace=root,
         cwd=root,
         network=False,
-        hidden=default_hidden_paths(home, seepient_home, environ),
+        view=host_view(home=home, seepient_home=seepient_home, environ=environ, workspace=root),
         read_only_inside=protected_workspace_paths(root),
         env=env,
         extra_binds=binds,

@@ -20,6 +20,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from seepient.config.sensitive_paths import (
+    ETC_SECRETS,
+    GIT_CONTROL,
+    HOME_CREDENTIALS,
+    HOST_SOCKETS,
+    PROCESS_AND_DEVICE_SECRETS,
+    SensitivePath,
+)
+
 
 def component_key(name: str) -> str:
     """The comparison key of one path component (see the module docstring for why)."""
@@ -70,91 +79,6 @@ def _location(
     return SensitiveLocation(path_keys(path), reason, subtree=subtree, writes_only=writes_only, shown=path)
 
 
-# Home-relative credential stores, guarded under the user's home, /root and every /home/* alike.
-HOME_CREDENTIALS: tuple[tuple[str, str], ...] = (
-    (".ssh", "SSH keys and known hosts"),
-    (".aws", "AWS credentials"),
-    (".gnupg", "GnuPG private keys"),
-    (".kube", "Kubernetes cluster credentials"),
-    (".docker", "Docker registry credentials and the rootless Docker socket"),
-    (".config/gcloud", "Google Cloud credentials"),
-    (".azure", "Azure credentials"),
-    (".netrc", "login passwords for network services"),
-    (".git-credentials", "stored git passwords and tokens"),
-    (".pgpass", "PostgreSQL passwords"),
-    (".npmrc", "npm registry tokens"),
-    (".pypirc", "PyPI upload tokens"),
-    (".config/gh", "GitHub CLI tokens"),
-    (".config/hub", "GitHub tokens"),
-    (".vault-token", "a HashiCorp Vault token"),
-    (".terraform.d/credentials.tfrc.json", "Terraform Cloud tokens"),
-    (".cargo/credentials", "Cargo registry tokens"),
-    (".cargo/credentials.toml", "Cargo registry tokens"),
-    (".gem/credentials", "RubyGems tokens"),
-    (".password-store", "pass password store"),
-    (".local/share/keyrings", "desktop keyrings"),
-    (".bash_history", "shell history, which often holds pasted secrets"),
-    (".zsh_history", "shell history, which often holds pasted secrets"),
-)
-
-# /etc stays readable apart from these: the rest of /etc is world-readable by design (os-release,
-# hosts, passwd) and tools read it legitimately, while these hold password hashes, privilege rules
-# and private keys that only root should see.
-ETC_SECRETS: tuple[tuple[str, str, bool], ...] = (
-    ("/etc/shadow", "password hashes", False),
-    ("/etc/shadow-", "password hashes", False),
-    ("/etc/gshadow", "group password hashes", False),
-    ("/etc/gshadow-", "group password hashes", False),
-    ("/etc/sudoers*", "sudo privilege rules", True),
-    ("/etc/ssh/*key*", "SSH host keys", False),
-    ("/etc/ssl/private", "TLS private keys", True),
-    ("/etc/pki/tls/private", "TLS private keys", True),
-    ("/etc/security/opasswd", "old password hashes", False),
-    ("/etc/krb5.keytab", "Kerberos keys", False),
-    ("/etc/kubernetes", "Kubernetes cluster credentials", True),
-    ("/etc/letsencrypt", "TLS private keys", True),
-    ("/etc/NetworkManager/system-connections", "network passwords", True),
-    ("/etc/wireguard", "VPN keys", True),
-    ("/etc/ipsec.secrets", "VPN secrets", False),
-    ("/etc/ppp/*-secrets", "PPP passwords", False),
-)
-
-SYSTEM_SECRETS: tuple[tuple[str, str], ...] = (
-    ("/proc/self", "the process's own environment, memory and open files"),
-    ("/proc/thread-self", "the process's own environment, memory and open files"),
-    ("/dev/fd", "the process's own open files"),
-    ("/proc/*/environ", "another process's environment (API keys)"),
-    ("/proc/*/task/*/environ", "another process's environment (API keys)"),
-    ("/proc/*/mem", "another process's memory"),
-    ("/proc/*/task/*/mem", "another process's memory"),
-    ("/proc/*/root", "another process's root file system"),
-    ("/proc/*/cwd", "another process's working directory"),
-    ("/proc/*/fd", "another process's open files"),
-    ("/proc/*/map_files", "another process's mapped files"),
-    ("/proc/kcore", "kernel memory"),
-    ("/dev/mem", "physical memory"),
-    ("/dev/kmem", "kernel memory"),
-    ("/dev/port", "I/O ports"),
-    ("/dev/sd*", "a raw disk"),
-    ("/dev/hd*", "a raw disk"),
-    ("/dev/vd*", "a raw disk"),
-    ("/dev/xvd*", "a raw disk"),
-    ("/dev/nvme*", "a raw disk"),
-    ("/dev/mmcblk*", "a raw disk"),
-    ("/dev/dm-*", "a raw disk"),
-    ("/dev/mapper", "a raw disk"),
-    ("/dev/disk", "a raw disk"),
-    ("/var/run/docker.sock", "the Docker socket (root on the host)"),
-    ("/run/docker.sock", "the Docker socket (root on the host)"),
-    ("/run/user/*/docker.sock", "the Docker socket (root on the host)"),
-    ("/var/run/containerd", "the containerd socket (root on the host)"),
-    ("/run/containerd", "the containerd socket (root on the host)"),
-    ("/run/podman/podman.sock", "the Podman socket"),
-    ("/run/user/*/podman", "the Podman socket"),
-    ("/run/crio", "the CRI-O socket"),
-)
-
-
 def _spellings(path: Path) -> set[str]:
     """A location as written and as it resolves: a guarded directory reached through a symlink must match too."""
     absolute = os.path.normpath(str(path))
@@ -162,51 +86,29 @@ def _spellings(path: Path) -> set[str]:
 
 
 HOME_RELATIVE: tuple[SensitiveLocation, ...] = tuple(
-    SensitiveLocation(path_keys(rel), reason, shown=rel) for rel, reason in HOME_CREDENTIALS
+    SensitiveLocation(
+        path_keys(entry.path), entry.reason, writes_only=entry.access == "write", shown=entry.path
+    )
+    for entry in HOME_CREDENTIALS
 )
+
+
+def _from_table(entry: SensitivePath, base: str = "") -> SensitiveLocation:
+    path = f"{base}/{entry.path}" if base else entry.path
+    return _location(path, entry.reason, subtree=entry.subtree, writes_only=entry.access == "write")
 
 
 def build_locations(
     *, home: Path, seepient_home: Path, workspace: Path
 ) -> tuple[LocationIndex, LocationIndex]:
     """The sensitive index and the self-protected index for one workspace, home and Seepient home."""
-    sensitive: list[SensitiveLocation] = []
-    for path, reason, subtree in ETC_SECRETS:
-        sensitive.append(_location(path, reason, subtree=subtree))
-    for path, reason in SYSTEM_SECRETS:
-        sensitive.append(_location(path, reason))
+    sensitive = [_from_table(entry) for entry in (*ETC_SECRETS, *PROCESS_AND_DEVICE_SECRETS, *HOST_SOCKETS)]
     for spelling in _spellings(Path(f"/proc/{os.getpid()}")):
         sensitive.append(_location(spelling, "the Seepient process's own environment and memory"))
-    sensitive.append(_location("/etc", "system configuration", writes_only=True))
     for spelling in _spellings(workspace):
-        # git runs hooks and config-named programs (core.fsmonitor, core.hooksPath) outside any
-        # sandbox the next time the user runs git, so a write there is code execution on the host.
-        sensitive.append(
-            _location(f"{spelling}/.git/hooks", "git hooks run outside the sandbox", writes_only=True)
-        )
-        sensitive.append(
-            _location(f"{spelling}/.git/config", "git config can name programs git runs", writes_only=True)
-        )
-        # In a linked worktree (or a submodule) `.git` is a file naming the git directory: repointed, git would
-        # run another repository's hooks and config on the host.
-        sensitive.append(
-            _location(
-                f"{spelling}/.git",
-                "the pointer to this checkout's git directory",
-                subtree=False,
-                writes_only=True,
-            )
-        )
-        # A linked worktree's administrative files say where its repository and configuration are: repointed,
-        # git in that worktree would read another config (and run what it names) or remove another directory.
-        for name in ("commondir", "gitdir", "config.worktree"):
-            sensitive.append(
-                _location(
-                    f"{spelling}/.git/worktrees/*/{name}",
-                    "a worktree's git administrative files, which say where its config lives",
-                    writes_only=True,
-                )
-            )
+        # git runs hooks and config-named programs outside any sandbox the next time the user runs git, and
+        # the pointers (a `.git` file, commondir, a worktree's gitdir) say which config that is.
+        sensitive += [_from_table(entry, spelling) for entry in GIT_CONTROL]
     seepient_reason = "Seepient's own state: settings, grants, keys and the audit log"
     for spelling in _spellings(seepient_home):
         sensitive.append(_location(spelling, seepient_reason))

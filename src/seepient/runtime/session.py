@@ -218,6 +218,8 @@ class Session:
             language_servers=server_configs(settings.lsp),
             lsp_request_timeout_s=settings.lsp.request_timeout_ms / 1000,
             lsp_diagnostics_wait_s=settings.lsp.diagnostics_wait_ms / 1000,
+            jail_readable=[Path(p).expanduser() for p in settings.execution.sandbox_readable],
+            jail_hidden=[Path(p).expanduser() for p in settings.execution.sandbox_hidden],
         )
         audit = (
             options.subagent.audit_log(paths.audit_log, options.principal)

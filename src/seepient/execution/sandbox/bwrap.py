@@ -1,5 +1,6 @@
 """The bubblewrap sandbox on Linux: a read-only view of the host with a writable workspace, a private /tmp,
-no network unless asked, hidden credential stores and a read-only copy of the workspace's security state."""
+no network unless asked, the home folders hidden (``host_view.py`` says what is shown back) and a read-only copy
+of the workspace's security state."""
 
 from __future__ import annotations
 
@@ -13,41 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-_PROBE_TIMEOUT_S = 10.0
+from seepient.execution.sandbox.host_view import HostView
 
-# Credential stores and control sockets under the user's home. Each is hidden only when it exists: a
-# missing one cannot be created from inside, because everything outside the workspace is read-only.
-_HOME_SECRETS = (
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".kube",
-    ".docker",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".config/op",
-    ".password-store",
-    ".local/share/keyrings",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".pgpass",
-    ".my.cnf",
-    ".vault-token",
-    ".terraform.d",
-)
-# Sockets that give whoever connects control of the host. Filesystem sockets ignore network namespaces,
-# so they must be hidden by path; /run as a whole is replaced by an empty tmpfs for the same reason.
-_HOST_SOCKETS = (
-    "/var/run/docker.sock",
-    "/run/docker.sock",
-    "/run/containerd/containerd.sock",
-    "/run/podman/podman.sock",
-    "/var/run/dbus/system_bus_socket",
-)
+_PROBE_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -94,26 +63,6 @@ def _diagnose(stderr: str, bwrap: str) -> SandboxStatus:
     return SandboxStatus(
         False, f"bwrap failed ({text})", f"Check that {bwrap} works. {_turn_off_hint()}", bwrap
     )
-
-
-def default_hidden_paths(home: Path, seepient_home: Path, environ: Mapping[str, str]) -> list[Path]:
-    """Every location a sandboxed command must not see: credential stores, Seepient's own home, agent and
-    engine sockets. Callers pass the result as ``hidden`` to :meth:`BwrapSandbox.command_argv`."""
-    paths = [home / name for name in _HOME_SECRETS]
-    paths += [home / ".seepient", seepient_home]
-    paths += [Path(socket) for socket in _HOST_SOCKETS]
-    for variable in ("SSH_AUTH_SOCK", "GPG_AGENT_INFO"):
-        value = environ.get(variable, "").split(":")[0]
-        if value.startswith("/"):
-            paths.append(Path(value))
-    docker_host = environ.get("DOCKER_HOST", "")
-    if docker_host.startswith("unix://"):
-        paths.append(Path(docker_host.removeprefix("unix://")))
-    runtime_dir = environ.get("XDG_RUNTIME_DIR", "")
-    if runtime_dir.startswith("/"):
-        # The user's D-Bus session bus lives here, and `systemd-run --user` through it escapes any sandbox.
-        paths.append(Path(runtime_dir))
-    return paths
 
 
 def protected_workspace_paths(workspace: Path) -> list[Path]:
@@ -238,7 +187,7 @@ class BwrapSandbox:
         workspace: Path,
         cwd: Path,
         network: bool,
-        hidden: Sequence[Path],
+        view: HostView,
         read_only_inside: Sequence[Path],
         env: Mapping[str, str],
         extra_binds: Sequence[tuple[Path, Path]] = (),
@@ -259,27 +208,32 @@ class BwrapSandbox:
         if self.bwrap is None:
             raise FileNotFoundError("bubblewrap (bwrap) is not installed")
         root = workspace.resolve()
-        hidden_now = self._existing_hidden(hidden)
-        for path, _ in hidden_now:
+        for path, _ in view.hidden:
             if root == path or root.is_relative_to(path):
                 raise ValueError(
                     f"the workspace {root} lies inside the sensitive location {path}; refusing to sandbox it"
                 )
-        # Outside the workspace, whatever lies under the private /tmp and /run is already out of sight.
         run_mounts = self._private_run()
         private = [Path("/tmp"), *([Path("/run")] if run_mounts else [])]
+        shown_binds = [*view.shown, *read_only_binds]
+        # Only what the jail would otherwise show needs hiding: a location under the private /tmp and /run or a
+        # hidden home is out of sight unless the workspace or a folder shown back holds it.
         hidden_now = [
             (path, is_dir)
-            for path, is_dir in hidden_now
-            if path.is_relative_to(root) or not _within(path, private)
+            for path, is_dir in view.hidden
+            if _within(path, [root, *shown_binds]) or (not _within(path, private) and view.visible(path))
         ]
         hidden_paths = [path for path, _ in hidden_now]
 
         # Order matters: bubblewrap applies mounts in sequence and a later mount shadows an earlier one.
-        # The private /tmp and /run come before the workspace bind because workspaces often live under /tmp.
+        # The private /tmp and /run come before the workspace bind because workspaces often live under /tmp;
+        # the homes are hidden before the tool folders inside them are shown back, and both before the
+        # workspace, which may itself lie in a home.
         out = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         out += run_mounts
-        for path in read_only_binds:
+        for home in view.hidden_homes:
+            out += ["--tmpfs", str(home)]
+        for path in shown_binds:
             out += ["--ro-bind", str(path), str(path)]
         if workspace_read_only:
             # Nothing inside is writable, so the pins and read-only mounts of the security state are moot.
@@ -298,26 +252,10 @@ class BwrapSandbox:
         if network:
             out += ["--share-net"]
         out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
-        for name, value in env.items():
+        for name, value in {**view.env, **env}.items():
             out += ["--setenv", name, value]
         out += ["--chdir", str(cwd), "--", *argv]
         return out
-
-    @staticmethod
-    def _existing_hidden(hidden: Sequence[Path]) -> list[tuple[Path, bool]]:
-        found: dict[Path, bool] = {}
-        for candidate in hidden:
-            # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are.
-            path = Path(os.path.realpath(candidate))
-            if path == Path("/") or not os.path.lexists(path):
-                continue
-            found[path] = path.is_dir()
-        # A path inside another hidden directory is already covered (and its mountpoint could not be made).
-        return [
-            (p, d)
-            for p, d in sorted(found.items())
-            if not _within(p, [q for q in found if q != p and found[q]])
-        ]
 
     @staticmethod
     def _private_run() -> list[str]:

@@ -1,0 +1,885 @@
+"""Keeps a jailed command from leaving behind configuration that a program outside the jail would run: git's
+control files in every repository of the workspace (top level, nested, bare, a ``gitdir:`` file, a worktree,
+a submodule) and other programs' configuration (``.envrc``, editor tasks, ``.mcp.json``, ``.gitmodules``).
+
+The jail binds the existing control files of the top-level repository read-only, but a file that does not
+exist yet cannot be bound, and ``python3 -c`` writes a file as surely as ``echo >``. So every command is
+bracketed by two snapshots of the workspace's control files; afterwards, whatever the command planted is put
+back (a changed file gets its old bytes again) or moved out of the workspace into
+``$SEEPIENT_HOME/quarantine/`` (a new file, a new repository), and the command's result says what and why.
+
+What counts as planted in git (DESIGN §4 invariant 11): config keys outside a short list of keys that name
+things and never run them (``core.fsmonitor``, ``core.hooksPath``, ``!`` aliases, filter, diff and merge
+drivers, ``include.path``, ``core.worktree`` outside the workspace…), any hook, a pointer (``commondir``, a
+worktree's ``gitdir``, a ``.git`` file, ``objects/info/alternates``) that leads outside the workspace or to a
+repository that is new and itself planted, and ``info/attributes`` naming drivers. A repository's own
+configuration that was there before the command is left alone: only what the command added counts.
+
+Change detection is by ``lstat``: inode, size, and the modification and status-change times. A process cannot
+set a file's ctime, so a write that restores the mtime (``touch -r``) still shows. Directory listings are
+cached on the same key, so a second snapshot of an unchanged tree costs one ``lstat`` per directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from seepient.config.sensitive_paths import FOREIGN_CONFIG
+
+ControlKind = Literal["config", "hook", "pointer", "attributes", "alternates", "foreign"]
+
+_MAX_KEPT_BYTES = 1 << 20
+"""Control files are small; one larger than this is not kept for restoring, and a change to it is quarantined."""
+
+_MAX_SUBTREE_FILES = 2000
+"""How many files of one foreign configuration folder (``.idea``) are tracked; beyond that, the folder as a whole."""
+
+_GIT_SKIP = frozenset({"objects", "refs", "logs", "lfs", "rr-cache", "index", "packed-refs"})
+"""Folders of a git directory that hold data, never configuration: not walked (``objects/info/alternates``
+is looked at by name)."""
+
+_SAFE_KEYS = frozenset(
+    {
+        "core.repositoryformatversion",
+        "core.filemode",
+        "core.bare",
+        "core.logallrefupdates",
+        "core.ignorecase",
+        "core.precomposeunicode",
+        "core.symlinks",
+        "core.autocrlf",
+        "core.eol",
+        "core.safecrlf",
+        "core.quotepath",
+        "core.sparsecheckout",
+        "core.sparsecheckoutcone",
+        "core.compression",
+        "core.splitindex",
+        "core.untrackedcache",
+        "extensions.objectformat",
+        "extensions.worktreeconfig",
+        "extensions.refstorage",
+        "extensions.partialclone",
+        "init.defaultbranch",
+        "user.name",
+        "user.email",
+        "pull.rebase",
+        "pull.ff",
+        "push.default",
+        "push.autosetupremote",
+        "fetch.prune",
+        "color.ui",
+        "merge.conflictstyle",
+        "merge.ff",
+        "diff.algorithm",
+        "diff.renames",
+        "rebase.autosquash",
+        "rerere.enabled",
+        "gc.auto",
+        "index.version",
+        "maintenance.auto",
+    }
+)
+"""Keys ``git init``, ``clone``, ``worktree``, ``submodule`` and everyday settings write that name things and never
+run them. Sections with a name in the middle are checked by ``_SAFE_SUBSECTION_KEYS``."""
+
+_SAFE_SUBSECTION_KEYS = {
+    "remote": frozenset(
+        {"url", "pushurl", "fetch", "tagopt", "mirror", "prune", "promisor", "partialclonefilter"}
+    ),
+    "branch": frozenset({"remote", "merge", "rebase", "pushremote", "description"}),
+    "submodule": frozenset({"url", "active", "branch"}),
+}
+"""``submodule.NAME.update`` is missing on purpose: ``!command`` there runs on ``git submodule update``; so are
+``remote.NAME.uploadpack``/``receivepack``, which name the programs git starts."""
+
+_DRIVER_ATTRIBUTES = ("filter", "diff", "merge")
+
+
+@dataclass(frozen=True)
+class ControlEntry:
+    """One control file as a snapshot saw it: what it is, its ``lstat`` key, and its bytes when small."""
+
+    kind: ControlKind
+    key: tuple[int, int, int, int, int]
+    content: bytes | None
+    link: str | None = None
+    gitdir: str | None = None
+    """For git entries, the workspace-relative git directory it belongs to."""
+
+
+@dataclass(frozen=True)
+class ControlSnapshot:
+    """Every control file of the workspace, by workspace-relative path, and every git directory found."""
+
+    entries: dict[str, ControlEntry]
+    git_dirs: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Repair:
+    """What was done about one planted file, for the command's result and the session's warnings."""
+
+    path: str
+    action: Literal["restored", "quarantined", "removed"]
+    reason: str
+    moved_to: Path | None = None
+
+    def describe(self) -> str:
+        if self.action == "restored":
+            return f"{self.path}: put back as it was ({self.reason})"
+        if self.action == "quarantined":
+            return f"{self.path}: moved to {self.moved_to} ({self.reason})"
+        return f"{self.path}: removed ({self.reason})"
+
+
+def repairs_note(repairs: list[Repair]) -> str:
+    """The note appended to a command's output when it planted something."""
+    lines = "; ".join(repair.describe() for repair in repairs)
+    return (
+        f"Seepient undid what this command left for programs outside the sandbox to run: {lines}. Such files "
+        "would run on the host the next time git, an editor or a shell is used here; do not write them (ask the "
+        "user to, if they are needed)."
+    )
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+@dataclass
+class _Listing:
+    key: tuple[int, int, int, int, int]
+    names: tuple[tuple[str, bool, bool], ...]
+    """(name, is a directory, is a symlink) of every entry."""
+    by_name: dict[str, tuple[bool, bool]] = field(default_factory=dict)
+    subdirs: tuple[str, ...] = ()
+    dot_git: tuple[bool, bool] | None = None
+    foreign_files: tuple[str, ...] = ()
+    foreign_trees: tuple[str, ...] = ()
+    git_dir: bool = False
+
+    def classify(self) -> _Listing:
+        """Work out once per listing what a walk needs from it (a tree of 20,000 files is walked per command)."""
+        self.by_name = {name: (is_dir, link) for name, is_dir, link in self.names}
+        self.git_dir = _looks_like_git_dir(self.by_name)
+        self.dot_git = self.by_name.get(".git")
+        self.foreign_trees = tuple(
+            n for n, (d, link) in self.by_name.items() if d and not link and n in _FOREIGN_TREES
+        )
+        self.foreign_files = tuple(n for n, (d, _) in self.by_name.items() if not d and n in _FOREIGN_NAMES)
+        self.subdirs = tuple(
+            n
+            for n, (d, link) in self.by_name.items()
+            if d and not link and n != ".git" and n not in _FOREIGN_TREES
+        )
+        return self
+
+
+@dataclass
+class _Walk:
+    entries: dict[str, ControlEntry] = field(default_factory=dict)
+    git_dirs: set[str] = field(default_factory=set)
+
+
+_FOREIGN_FILES = {entry.path: entry for entry in FOREIGN_CONFIG if not entry.subtree}
+_FOREIGN_TREES = {entry.path: entry for entry in FOREIGN_CONFIG if entry.subtree}
+_FOREIGN_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in _FOREIGN_FILES)
+
+
+def foreign_config_for(relative: str) -> str | None:
+    """The program that runs a workspace-relative path, when it is another program's configuration."""
+    parts = relative.split("/")
+    for length in (1, 2, 3):
+        if len(parts) >= length:
+            tail = "/".join(parts[-length:])
+            found = _FOREIGN_FILES.get(tail)
+            if found is not None:
+                return f"{found.program} runs it {found.when}"
+    for index, part in enumerate(parts):
+        found = _FOREIGN_TREES.get(part)
+        if found is not None and index < len(parts):
+            return f"{found.program} reads it {found.when}"
+    return None
+
+
+class ControlGuard:
+    """Snapshots and repairs one workspace's control files; safe to share between a session's tasks."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        quarantine_root: Path,
+        foreign_allowed: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self._root = str(self.workspace)
+        self._quarantine_root = quarantine_root
+        self._foreign_allowed = foreign_allowed or (lambda _relative: False)
+        self._listings: dict[str, _Listing] = {}
+        self._contents: dict[str, tuple[tuple[int, int, int, int, int], bytes | None]] = {}
+        self._lock = threading.Lock()
+
+    # -- snapshots ----------------------------------------------------------------------------------------
+
+    def snapshot(self) -> ControlSnapshot:
+        with self._lock:
+            walk = _Walk()
+            self._walk("", walk)
+            return ControlSnapshot(entries=walk.entries, git_dirs=frozenset(walk.git_dirs))
+
+    def _abs(self, relative: str) -> str:
+        return f"{self._root}/{relative}" if relative else self._root
+
+    def _list(self, relative: str) -> _Listing | None:
+        path = self._abs(relative)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        key = _key(st)
+        cached = self._listings.get(relative)
+        if cached is not None and cached.key == key:
+            return cached
+        names: list[tuple[str, bool, bool]] = []
+        try:
+            with os.scandir(path) as found:
+                for entry in found:
+                    try:
+                        link = entry.is_symlink()
+                        names.append((entry.name, not link and entry.is_dir(follow_symlinks=False), link))
+                    except OSError:
+                        continue
+        except OSError:
+            return None
+        listing = _Listing(key, tuple(sorted(names))).classify()
+        self._listings[relative] = listing
+        return listing
+
+    def _walk(self, relative: str, walk: _Walk) -> None:
+        pending = [relative]
+        while pending:
+            current = pending.pop()
+            listing = self._list(current)
+            if listing is None:
+                continue
+            if listing.git_dir:
+                self._git_dir(current, listing.by_name, walk, pending)
+                continue
+            prefix = f"{current}/" if current else ""
+            if listing.dot_git is not None:
+                if listing.dot_git[0]:
+                    self._git_dir(prefix + ".git", None, walk, pending)
+                else:
+                    self._pointer(prefix + ".git", walk, gitdir=None)
+            for name in listing.foreign_trees:
+                self._foreign_tree(prefix + name, walk)
+            for name in listing.foreign_files:
+                if foreign_config_for(prefix + name) is not None:
+                    self._record(prefix + name, "foreign", walk)
+            pending.extend(prefix + name for name in listing.subdirs)
+
+    def _git_dir(
+        self,
+        relative: str,
+        names: dict[str, tuple[bool, bool]] | None,
+        walk: _Walk,
+        pending: list[str],
+    ) -> None:
+        if relative in walk.git_dirs:
+            return
+        walk.git_dirs.add(relative)
+        if names is None:
+            listing = self._list(relative)
+            names = {} if listing is None else listing.by_name
+        for name in ("config", "config.worktree"):
+            if name in names:
+                self._record(f"{relative}/{name}", "config", walk, gitdir=relative)
+        if "commondir" in names:
+            self._pointer(f"{relative}/commondir", walk, gitdir=relative)
+        if "gitdir" in names:
+            self._pointer(f"{relative}/gitdir", walk, gitdir=relative)
+        hooks = names.get("hooks")
+        if hooks is not None:
+            if hooks[1] or not hooks[0]:
+                self._record(f"{relative}/hooks", "hook", walk, gitdir=relative)
+            else:
+                self._hooks(f"{relative}/hooks", walk, gitdir=relative)
+        info = self._list(f"{relative}/info") if names.get("info", (False, False))[0] else None
+        if info is not None and any(name == "attributes" for name, _, _ in info.names):
+            self._record(f"{relative}/info/attributes", "attributes", walk, gitdir=relative)
+        objects_info = (
+            self._list(f"{relative}/objects/info") if names.get("objects", (False, False))[0] else None
+        )
+        if objects_info is not None and any(name == "alternates" for name, _, _ in objects_info.names):
+            self._record(f"{relative}/objects/info/alternates", "alternates", walk, gitdir=relative)
+        # Linked worktrees' and submodules' git directories live inside this one; anything else that is not
+        # data could still hold a repository (a bare one planted in .git/x), so it is walked like any folder.
+        for name, (is_dir, link) in names.items():
+            if not is_dir or link or name in _GIT_SKIP or name in ("hooks", "info"):
+                continue
+            child = f"{relative}/{name}"
+            if name == "worktrees":
+                sub = self._list(child)
+                for worktree, sub_dir, sub_link in sub.names if sub is not None else ():
+                    if sub_dir and not sub_link:
+                        self._git_dir(f"{child}/{worktree}", None, walk, pending)
+                continue
+            pending.append(child)
+
+    def _hooks(self, relative: str, walk: _Walk, *, gitdir: str) -> None:
+        stack = [relative]
+        while stack:
+            current = stack.pop()
+            listing = self._list(current)
+            for name, is_dir, link in listing.names if listing is not None else ():
+                child = f"{current}/{name}"
+                if is_dir and not link:
+                    stack.append(child)
+                else:
+                    self._record(child, "hook", walk, gitdir=gitdir)
+
+    def _foreign_tree(self, relative: str, walk: _Walk) -> None:
+        self._record(relative, "foreign", walk)
+        stack = [relative]
+        count = 0
+        while stack and count < _MAX_SUBTREE_FILES:
+            current = stack.pop()
+            listing = self._list(current)
+            for name, is_dir, link in listing.names if listing is not None else ():
+                child = f"{current}/{name}"
+                if is_dir and not link:
+                    stack.append(child)
+                    self._record(child, "foreign", walk)
+                else:
+                    count += 1
+                    self._record(child, "foreign", walk)
+
+    def _pointer(self, relative: str, walk: _Walk, *, gitdir: str | None) -> None:
+        self._record(relative, "pointer", walk, gitdir=gitdir)
+        entry = walk.entries.get(relative)
+        if entry is None:
+            return
+        target = self._pointer_target(relative, entry)
+        if target is not None and target not in walk.git_dirs:
+            # Whatever a pointer names is a git directory to git: its config and hooks count, whatever it
+            # looks like (a tracked folder holding a file called `config`).
+            self._git_dir(target, None, walk, [])
+
+    def _pointer_target(self, relative: str, entry: ControlEntry) -> str | None:
+        """The workspace-relative directory a pointer names, or None when it leads outside or nowhere."""
+        base = os.path.dirname(self._abs(relative))
+        if entry.link is not None:
+            target = os.path.join(base, entry.link)
+        elif entry.content is not None:
+            text = entry.content.decode("utf-8", "replace").strip()
+            if os.path.basename(relative) == ".git":
+                if not text.startswith("gitdir:"):
+                    return None
+                text = text.removeprefix("gitdir:").strip()
+            elif os.path.basename(relative) == "gitdir":
+                # A worktree's gitdir names that worktree's `.git` file, not a git directory.
+                return None
+            target = os.path.join(base, text)
+        else:
+            return None
+        real = os.path.realpath(target)
+        if real != self._root and not real.startswith(self._root + "/"):
+            return None
+        relative_target = os.path.relpath(real, self._root)
+        return "" if relative_target == "." else relative_target
+
+    def _record(self, relative: str, kind: ControlKind, walk: _Walk, *, gitdir: str | None = None) -> None:
+        path = self._abs(relative)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return
+        key = _key(st)
+        link: str | None = None
+        content: bytes | None = None
+        if stat.S_ISLNK(st.st_mode):
+            with contextlib.suppress(OSError):
+                link = os.readlink(path)
+        elif stat.S_ISREG(st.st_mode):
+            cached = self._contents.get(relative)
+            if cached is not None and cached[0] == key:
+                content = cached[1]
+            else:
+                content = _read_small(path)
+                self._contents[relative] = (key, content)
+        walk.entries[relative] = ControlEntry(kind, key, content, link, gitdir)
+
+    # -- repairs ------------------------------------------------------------------------------------------
+
+    def repair(self, before: ControlSnapshot) -> tuple[list[Repair], ControlSnapshot]:
+        """Compare the workspace with ``before`` and undo what was planted; returns what was done and the
+        snapshot after the repairs (the next command's ``before``)."""
+        after = self.snapshot()
+        repairs: list[Repair] = []
+        new_git_dirs = sorted(after.git_dirs - before.git_dirs, key=len)
+        quarantined_dirs: list[str] = []
+        for gitdir in new_git_dirs:
+            if any(gitdir == q or gitdir.startswith(q + "/") for q in quarantined_dirs):
+                continue
+            problems = self._new_repository_problems(gitdir, after)
+            if problems and gitdir != "":
+                repairs.append(
+                    self._quarantine(gitdir, "a new git repository holding " + "; ".join(problems))
+                )
+                quarantined_dirs.append(gitdir)
+        for relative in sorted(after.entries):
+            if any(relative == q or relative.startswith(q + "/") for q in quarantined_dirs):
+                continue
+            now = after.entries[relative]
+            was = before.entries.get(relative)
+            if was is not None and was.key == now.key:
+                continue
+            if now.gitdir is not None and now.gitdir in after.git_dirs - before.git_dirs:
+                continue  # judged with its new repository above
+            reason = self._planted(relative, now, was, before, after)
+            if reason is None:
+                continue
+            repairs.append(self._undo(relative, was, reason))
+        if repairs:
+            return repairs, self.snapshot()
+        return repairs, after
+
+    def _planted(
+        self,
+        relative: str,
+        now: ControlEntry,
+        was: ControlEntry | None,
+        before: ControlSnapshot,
+        after: ControlSnapshot,
+    ) -> str | None:
+        if now.kind == "foreign":
+            if self._foreign_allowed(relative):
+                return None
+            program = foreign_config_for(relative) or "another program runs it"
+            return f"{program}, outside the sandbox"
+        if now.kind == "hook":
+            if relative.endswith(".sample") and now.link is None:
+                return None  # git never runs a .sample hook
+            return "git runs hooks outside the sandbox"
+        if now.kind == "config":
+            added = _unsafe_entries(self._abs(relative), now, self._root) - (
+                _unsafe_entries(self._abs(relative), was, self._root) if was is not None else set()
+            )
+            if not added:
+                return None
+            return "git config that runs programs or reads more config: " + ", ".join(
+                sorted(k for k, _ in added)
+            )
+        if now.kind == "attributes":
+            return "attributes that choose the programs git runs on file contents"
+        if now.kind == "alternates":
+            outside = [
+                line
+                for line in _lines(now)
+                if not self._inside(os.path.join(self._abs(relative), "..", "..", line))
+            ]
+            return "alternates outside the workspace: " + ", ".join(outside) if outside else None
+        if now.kind == "pointer":
+            target = self._pointer_target(relative, now)
+            name = os.path.basename(relative)
+            if name == "gitdir":
+                line = (now.content or b"").decode("utf-8", "replace").strip()
+                if (
+                    now.link is None
+                    and line
+                    and self._inside(os.path.join(os.path.dirname(self._abs(relative)), line))
+                ):
+                    return None
+                return "a worktree's gitdir pointing outside the workspace"
+            if target is None:
+                return "it points git at a directory outside the workspace (or nowhere)"
+            if target in before.git_dirs:
+                return None
+            problems = self._new_repository_problems(target, after)
+            return ("it points git at a repository holding " + "; ".join(problems)) if problems else None
+        return None
+
+    def _new_repository_problems(self, gitdir: str, snapshot: ControlSnapshot) -> list[str]:
+        problems: list[str] = []
+        for relative, entry in snapshot.entries.items():
+            if entry.gitdir != gitdir:
+                continue
+            name = relative[len(gitdir) + 1 :] if gitdir else relative
+            if entry.kind == "hook" and not (relative.endswith(".sample") and entry.link is None):
+                problems.append(f"hook {name}")
+            elif entry.kind == "config":
+                unsafe = _unsafe_entries(self._abs(relative), entry, self._root)
+                if unsafe:
+                    problems.append(f"{name} " + ", ".join(sorted(k for k, _ in unsafe)))
+            elif entry.kind == "attributes":
+                problems.append(f"{name} naming drivers")
+            elif entry.kind == "alternates":
+                problems.append(f"{name}")
+            elif entry.kind == "pointer" and os.path.basename(relative) == "commondir":
+                target = self._pointer_target(relative, entry)
+                if target is None:
+                    problems.append("commondir pointing outside the workspace")
+        return problems
+
+    def _inside(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == self._root or real.startswith(self._root + "/")
+
+    def _undo(self, relative: str, was: ControlEntry | None, reason: str) -> Repair:
+        if was is not None and was.link is None and was.content is not None and not relative.endswith("/"):
+            moved = self._move_out(relative)
+            try:
+                _write_back(self._abs(relative), was.content, was.key[4])
+            except OSError as exc:
+                return Repair(
+                    relative,
+                    "quarantined",
+                    f"{reason}; the old content could not be put back: {exc.strerror}",
+                    moved,
+                )
+            return Repair(relative, "restored", reason, moved)
+        return self._quarantine(relative, reason)
+
+    def _quarantine(self, relative: str, reason: str) -> Repair:
+        moved = self._move_out(relative)
+        if moved is None:
+            return Repair(relative, "removed", reason)
+        return Repair(relative, "quarantined", reason, moved)
+
+    def _move_out(self, relative: str) -> Path | None:
+        """Move a path out of the workspace into the quarantine folder (never following a link); if that
+        fails, delete it. Returns where it went, or None when it had to be deleted or was already gone."""
+        source = self._abs(relative)
+        if not os.path.lexists(source):
+            return None
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        destination = self._quarantine_root / f"{stamp}-{secrets.token_hex(3)}" / relative
+        try:
+            destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            shutil.move(source, destination)
+            self._forget(relative)
+            return destination
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            if os.path.isdir(source) and not os.path.islink(source):
+                shutil.rmtree(source)
+            else:
+                os.unlink(source)
+        self._forget(relative)
+        return None
+
+    def _forget(self, relative: str) -> None:
+        for table in (self._listings, self._contents):
+            for key in [k for k in table if k == relative or k.startswith(relative + "/")]:
+                del table[key]
+
+
+def _looks_like_git_dir(names: dict[str, tuple[bool, bool]]) -> bool:
+    """What git itself accepts as a git directory (a bare repository discovered on ``cd``): a HEAD file and
+    objects and refs folders, or a HEAD and a commondir. Looser than git, so nothing git accepts is missed."""
+    head = names.get("HEAD")
+    if head is None or head[0]:
+        return False
+    return ("objects" in names and "refs" in names) or "commondir" in names
+
+
+def _read_small(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, _MAX_KEPT_BYTES + 1)
+        return None if len(data) > _MAX_KEPT_BYTES else data
+    finally:
+        os.close(fd)
+
+
+def _write_back(path: str, content: bytes, mode: int) -> None:
+    directory = os.path.dirname(path)
+    temp = os.path.join(directory, f".seepient-restore-{secrets.token_hex(4)}")
+    fd = os.open(
+        temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, stat.S_IMODE(mode) or 0o644
+    )
+    try:
+        os.write(fd, content)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+
+
+def _lines(entry: ControlEntry) -> Iterator[str]:
+    for line in (entry.content or b"").decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            yield line
+
+
+def _unsafe_entries(path: str, entry: ControlEntry | None, root: str) -> set[tuple[str, str]]:
+    """The (key, value) pairs of a git config file that can run a program or read more configuration."""
+    if entry is None:
+        return set()
+    if entry.link is not None:
+        return {("(the config is a symbolic link)", entry.link)}
+    if entry.content is None:
+        return {("(the config is too large to check)", "")}
+    return {
+        (key, value) for key, value in _config_entries(entry.content) if not _safe(key, value, path, root)
+    }
+
+
+def _safe(key: str, value: str, path: str, root: str) -> bool:
+    if key in _SAFE_KEYS:
+        return True
+    if key == "core.worktree":
+        base = os.path.dirname(path)
+        real = os.path.realpath(os.path.join(base, value))
+        return real == root or real.startswith(root + "/")
+    section, _, rest = key.partition(".")
+    name, _, variable = rest.rpartition(".")
+    allowed = _SAFE_SUBSECTION_KEYS.get(section)
+    if allowed is None or not name or variable not in allowed:
+        return False
+    # ext:: runs a command as the transport; fd:: talks to descriptors. Neither is a repository address.
+    return not (variable in ("url", "pushurl") and value.lower().startswith(("ext::", "fd::")))
+
+
+_config_cache: dict[bytes, tuple[tuple[str, str], ...]] = {}
+
+
+def _config_entries(content: bytes) -> tuple[tuple[str, str], ...]:
+    """Parse a git config with git itself (``--file``, ``--no-includes``: it only reads the bytes given, runs
+    nothing and follows no include), from ``/`` with no system or global config. Unparsable content is a
+    single unsafe entry."""
+    cached = _config_cache.get(content)
+    if cached is not None:
+        return cached
+    git = shutil.which("git")
+    if git is None:
+        return (("(git is not installed here to read the config)", ""),)
+    try:
+        done = subprocess.run(
+            [git, "config", "--file", "-", "--no-includes", "--list", "--null"],
+            input=content,
+            capture_output=True,
+            timeout=10,
+            check=False,
+            cwd="/",
+            env={
+                "PATH": "/usr/bin:/bin",
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": "/dev/null",
+                "HOME": "/nonexistent",
+            },
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return ((f"(git could not read the config: {exc})", ""),)
+    if done.returncode != 0:
+        first = done.stderr.decode("utf-8", "replace").strip().splitlines() or ["git could not parse it"]
+        return ((f"(unparsable config: {first[0]})", ""),)
+    entries: list[tuple[str, str]] = []
+    for item in done.stdout.split(b"\0"):
+        if not item:
+            continue
+        key, _, value = item.decode("utf-8", "replace").partition("\n")
+        entries.append((key.lower(), value))
+    result = tuple(entries)
+    if len(_config_cache) > 256:
+        _config_cache.clear()
+    _config_cache[content] = result
+    return result
+
+
+class ControlWatch:
+    """The guard as a session uses it. Each command is bracketed by a snapshot and a repair; the baseline moves
+    forward only through repairs while anything the model started may still be writing (a command, a
+    background process), and is taken afresh once nothing is, so the user's own edits between steps stand.
+
+    A journal (``$SEEPIENT_HOME/control/``) holds the baseline while something runs: if Seepient is killed in
+    the middle of a command, the next session in the workspace repairs against it (``recover``).
+    """
+
+    def __init__(
+        self,
+        guard: ControlGuard,
+        *,
+        journal_dir: Path | None,
+        background_running: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.guard = guard
+        self._journal_dir = journal_dir
+        self._background_running = background_running
+        self._baseline: ControlSnapshot | None = None
+        self._active = 0
+        self._lock = threading.Lock()
+        self._pending: list[Repair] = []
+        self._journal: Path | None = None
+        self._journal_written: ControlSnapshot | None = None
+
+    def _busy(self) -> bool:
+        return self._active > 0 or self._background_running()
+
+    def before_command(self) -> None:
+        with self._lock:
+            if self._baseline is None or not self._busy():
+                self._baseline = self.guard.snapshot()
+            else:
+                repairs, self._baseline = self.guard.repair(self._baseline)
+                self._pending += repairs
+            self._active += 1
+            self._write_journal()
+
+    def after_command(self) -> list[Repair]:
+        """Repairs since the command started (and any a background watch found before); for its output."""
+        with self._lock:
+            self._active = max(0, self._active - 1)
+            baseline = self._baseline if self._baseline is not None else self.guard.snapshot()
+            repairs, self._baseline = self.guard.repair(baseline)
+            found, self._pending = [*self._pending, *repairs], []
+            if self._busy():
+                self._write_journal()
+            else:
+                self._clear_journal()
+            return found
+
+    def sweep(self) -> None:
+        """While background processes run: repair against the baseline (a watch calls this every second)."""
+        with self._lock:
+            if self._baseline is None:
+                return
+            repairs, self._baseline = self.guard.repair(self._baseline)
+            self._pending += repairs
+            if not self._busy():
+                self._clear_journal()
+
+    def report(self, repairs: list[Repair]) -> None:
+        """Keep repairs found outside a command for the next result that can show them."""
+        with self._lock:
+            self._pending += repairs
+
+    def take_pending(self) -> list[Repair]:
+        with self._lock:
+            found, self._pending = self._pending, []
+            return found
+
+    def recover(self) -> list[Repair]:
+        """Repair against the journal of a session that was killed while a command ran in this workspace."""
+        if self._journal_dir is None:
+            return []
+        repairs: list[Repair] = []
+        for journal in sorted(self._journal_dir.glob(f"{_workspace_tag(self.guard.workspace)}-*.json")):
+            if _journal_owner_alive(journal):
+                continue
+            snapshot = _load_journal(journal)
+            if snapshot is not None:
+                found, _ = self.guard.repair(snapshot)
+                repairs += found
+            with contextlib.suppress(OSError):
+                journal.unlink()
+        return repairs
+
+    def _write_journal(self) -> None:
+        if self._journal_dir is None or self._baseline is None or self._journal_written is self._baseline:
+            return
+        if self._journal is None:
+            tag = _workspace_tag(self.guard.workspace)
+            self._journal = self._journal_dir / f"{tag}-{os.getpid()}-{secrets.token_hex(4)}.json"
+        try:
+            self._journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _dump_journal(self._journal, self._baseline)
+            self._journal_written = self._baseline
+        except OSError:
+            pass  # the journal only helps after a crash; a full disk must not stop the command
+
+    def _clear_journal(self) -> None:
+        if self._journal is not None:
+            with contextlib.suppress(OSError):
+                self._journal.unlink()
+            self._journal_written = None
+
+
+def _workspace_tag(workspace: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _journal_owner_alive(journal: Path) -> bool:
+    parts = journal.stem.split("-")
+    try:
+        pid = int(parts[1])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _dump_journal(path: Path, snapshot: ControlSnapshot) -> None:
+    import base64
+    import json
+
+    data = {
+        "git_dirs": sorted(snapshot.git_dirs),
+        "entries": {
+            relative: {
+                "kind": entry.kind,
+                "key": list(entry.key),
+                "content": None if entry.content is None else base64.b64encode(entry.content).decode("ascii"),
+                "link": entry.link,
+                "gitdir": entry.gitdir,
+            }
+            for relative, entry in snapshot.entries.items()
+        },
+    }
+    temp = path.with_suffix(".tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(temp, path)
+
+
+def _load_journal(path: Path) -> ControlSnapshot | None:
+    import base64
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = {
+            relative: ControlEntry(
+                kind=item["kind"],
+                key=tuple(item["key"]),  # type: ignore[arg-type]
+                content=None if item["content"] is None else base64.b64decode(item["content"]),
+                link=item["link"],
+                gitdir=item["gitdir"],
+            )
+            for relative, item in data["entries"].items()
+        }
+        return ControlSnapshot(entries=entries, git_dirs=frozenset(data["git_dirs"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

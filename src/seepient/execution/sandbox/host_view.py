@@ -1,0 +1,299 @@
+"""What the jail shows of the host outside the workspace: every home folder replaced by an empty tmpfs, the tool
+installations on ``PATH`` shown back read-only, and every read-sensitive location of the one list
+(``config/sensitive_paths.py``) hidden, so an interpreter in the jail reads no credential a shell analysis
+would have stopped ``cat`` from reading.
+
+What is shown back, and why that is enough for ordinary builds:
+
+- each ``PATH`` entry under a home, as the installation it belongs to: a dot-folder directly under the home
+  (``~/.pyenv`` for ``~/.pyenv/shims``, ``~/.cargo`` for ``~/.cargo/bin``, with the companions a tool needs:
+  ``~/.rustup`` for cargo's proxies), or the entry alone inside a general-purpose folder (``~/.local/bin``,
+  ``~/bin``), plus the installation each symbolic link there resolves to (pipx, uv tools);
+- the interpreter installation Seepient runs on (the egress forwarder starts it inside the jail) and the one a
+  workspace virtualenv's ``python`` links to (a venv made from a pyenv or uv Python);
+- the user's git identity, as environment variables rather than ``~/.gitconfig``: git in the jail needs a
+  name and an e-mail to commit, not the user's credential helpers, aliases or includes.
+
+Credential files inside what is shown back (``~/.cargo/credentials.toml``) stay hidden. User-level settings
+(``execution.sandboxReadable``/``sandboxHidden``, never a project's) add paths to either side.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from seepient.config.sensitive_paths import ETC_SECRETS, HOME_CREDENTIALS, HOST_SOCKETS
+
+_CACHE_SECONDS = 2.0
+"""How long one view is reused: long enough that a run of shell steps shares it, short enough that a credential
+file created on the host meanwhile (``cargo login``) is hidden by the next command."""
+
+_GENERAL_FOLDERS = frozenset({".local", ".config", ".cache"})
+"""Dot-folders that hold many programs' files (and some secrets): only the ``PATH`` entry inside is shown."""
+
+_COMPANIONS: Mapping[str, tuple[str, ...]] = {
+    ".cargo": (".rustup",),
+    ".asdf": (".tool-versions",),
+    ".juliaup": (".julia",),
+}
+"""What an installation needs beside itself: cargo's proxies run toolchains from ~/.rustup."""
+
+_VENV_FOLDERS = (".venv", "venv", "env", ".env")
+
+_SYSTEM_ROOTS = frozenset(
+    Path(p)
+    for p in ("/", "/usr", "/etc", "/var", "/opt", "/bin", "/sbin", "/lib", "/lib64", "/srv", "/tmp", "/run")
+)
+
+
+@dataclass(frozen=True)
+class HostView:
+    """The mounts that shape what a jailed command sees outside the workspace (see the module docstring)."""
+
+    hidden_homes: tuple[Path, ...]
+    """Replaced by an empty, writable tmpfs (a throwaway home for caches)."""
+    shown: tuple[Path, ...]
+    """Bound back read-only inside the hidden homes, in this order."""
+    hidden: tuple[tuple[Path, bool], ...]
+    """Existing read-sensitive locations (real paths) with whether each is a directory."""
+    env: Mapping[str, str]
+    """Variables the jailed command gets on top of the scrubbed environment (the git identity)."""
+
+    def visible(self, path: Path) -> bool:
+        """Whether ``path`` would be visible in the jail before the workspace is bound (not under a hidden home,
+        or shown back)."""
+        if not any(_within(path, home) for home in self.hidden_homes):
+            return True
+        return any(_within(path, shown) for shown in self.shown)
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _homes(home: Path) -> list[Path]:
+    """Every home to hide: the user's, /root and /home as a whole; none that is a system folder (HOME=/)."""
+    found: list[Path] = []
+    for candidate in (_real(home), Path("/root"), Path("/home")):
+        if candidate in _SYSTEM_ROOTS or any(
+            _within(root, candidate) for root in _SYSTEM_ROOTS if root != Path("/")
+        ):
+            continue
+        if any(_within(candidate, private) for private in (Path("/tmp"), Path("/run"))):
+            continue  # already behind the jail's private /tmp and /run
+        if candidate.is_dir() and not any(_within(candidate, other) for other in found):
+            found = [other for other in found if not _within(other, candidate)] + [candidate]
+    return found
+
+
+def _owning_home(path: Path, homes: Sequence[Path]) -> Path | None:
+    """The home folder holding ``path``: the user's home, /root, or the /home/NAME it lies in."""
+    for home in homes:
+        if not _within(path, home) or path == home:
+            continue
+        if home == Path("/home"):
+            parts = path.relative_to(home).parts
+            return home / parts[0] if len(parts) > 1 else None
+        return home
+    return None
+
+
+def _installation(path: Path, homes: Sequence[Path]) -> list[Path]:
+    """What to show back for a program or a ``PATH`` folder under a home (see the module docstring)."""
+    owner = _owning_home(path, homes)
+    if owner is None:
+        return []
+    first = path.relative_to(owner).parts[0]
+    if first.startswith(".") and first not in _GENERAL_FOLDERS:
+        return [owner / first, *(owner / companion for companion in _COMPANIONS.get(first, ()))]
+    if first == "go":
+        return [owner / first]
+    # A program inside a general folder: its own prefix when it sits in PREFIX/bin, else just its folder.
+    folder = path if path.is_dir() else path.parent
+    if folder.name == "bin" and folder.parent != owner:
+        return [folder.parent]
+    return [folder]
+
+
+def _linked_programs(folder: Path) -> Iterable[Path]:
+    """Where the symbolic links in ``folder`` lead (pipx and uv put links to their venvs in ~/.local/bin)."""
+    try:
+        with os.scandir(folder) as entries:
+            links = [entry.path for entry in entries if entry.is_symlink()]
+    except OSError:
+        return []
+    return [_real(Path(link)) for link in links]
+
+
+def _git_identity(home: Path) -> dict[str, str]:
+    """The user's git name and e-mail, read from their own global config on the host.
+
+    ``git config --global`` only parses the user's files (``~/.gitconfig`` and what it includes, all the
+    user's own); it runs from ``/`` so no repository is discovered, with no system config."""
+    git = shutil.which("git")
+    if git is None:
+        return {}
+    try:
+        done = subprocess.run(
+            [git, "config", "--global", "--includes", "--get-regexp", r"^user\.(name|email)$"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+            cwd="/",
+            env={
+                "HOME": str(home),
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "GIT_CONFIG_NOSYSTEM": "1",
+            },
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    values: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "user.name" and value:
+            values["GIT_AUTHOR_NAME"] = values["GIT_COMMITTER_NAME"] = value
+        elif key == "user.email" and value:
+            values["GIT_AUTHOR_EMAIL"] = values["GIT_COMMITTER_EMAIL"] = value
+    return values
+
+
+def _sensitive_candidates(
+    home: Path, seepient_home: Path, environ: Mapping[str, str], extra_hidden: Sequence[Path]
+) -> list[Path]:
+    homes = {_real(home), Path("/root")}
+    try:
+        homes.update(Path(entry.path) for entry in os.scandir("/home") if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        pass
+    paths: list[Path] = [
+        base / entry.path for base in sorted(homes) for entry in HOME_CREDENTIALS if entry.access == "read"
+    ]
+    for entry in (*ETC_SECRETS, *HOST_SOCKETS):
+        if entry.access != "read":
+            continue
+        if "*" in entry.path:
+            paths += [Path(found) for found in glob.glob(entry.path)]
+        else:
+            paths.append(Path(entry.path))
+    paths += [home / ".seepient", seepient_home, *extra_hidden]
+    for variable in ("SSH_AUTH_SOCK", "GPG_AGENT_INFO"):
+        value = environ.get(variable, "").split(":")[0]
+        if value.startswith("/"):
+            paths.append(Path(value))
+    docker_host = environ.get("DOCKER_HOST", "")
+    if docker_host.startswith("unix://"):
+        paths.append(Path(docker_host.removeprefix("unix://")))
+    runtime_dir = environ.get("XDG_RUNTIME_DIR", "")
+    if runtime_dir.startswith("/"):
+        # The user's D-Bus session bus lives here, and `systemd-run --user` through it escapes any sandbox.
+        paths.append(Path(runtime_dir))
+    return paths
+
+
+def _existing(paths: Iterable[Path]) -> tuple[tuple[Path, bool], ...]:
+    found: dict[Path, bool] = {}
+    for candidate in paths:
+        # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are.
+        path = _real(candidate)
+        if path == Path("/") or not os.path.lexists(path):
+            continue
+        found[path] = path.is_dir()
+    directories = [p for p, is_dir in found.items() if is_dir]
+    # A path inside another hidden directory is already covered (and its mount point could not be made).
+    return tuple(
+        (p, d) for p, d in sorted(found.items()) if not any(q != p and _within(p, q) for q in directories)
+    )
+
+
+def _build(
+    home: Path,
+    seepient_home: Path,
+    environ: Mapping[str, str],
+    workspace: Path | None,
+    readable: Sequence[Path],
+    extra_hidden: Sequence[Path],
+) -> HostView:
+    homes = _homes(home)
+    shown: list[Path] = []
+    candidates: list[Path] = []
+    for entry in environ.get("PATH", "").split(":"):
+        if not entry.startswith("/"):
+            continue  # a relative PATH entry names a folder of whatever the cwd is; nothing to show back
+        folder = _real(Path(entry))
+        if not folder.is_dir():
+            continue
+        candidates.append(folder)
+        if any(_within(folder, h) for h in homes):
+            candidates += _linked_programs(folder)
+    candidates.append(_real(Path(sys.base_prefix)))
+    if workspace is not None:
+        for name in _VENV_FOLDERS:
+            candidates += _linked_programs(workspace / name / "bin")
+    for candidate in candidates:
+        for path in _installation(candidate, homes):
+            if os.path.lexists(path) and path not in shown:
+                shown.append(path)
+    for path in readable:
+        real = _real(path)
+        if os.path.lexists(real) and real not in shown:
+            shown.append(real)
+    # Outer folders first: bubblewrap applies mounts in order, and a later bind inside an earlier one is kept.
+    shown.sort(key=lambda p: len(p.parts))
+    hidden = _existing(_sensitive_candidates(home, seepient_home, environ, extra_hidden))
+    return HostView(
+        hidden_homes=tuple(homes), shown=tuple(shown), hidden=hidden, env=_git_identity(_real(home))
+    )
+
+
+_cache: dict[tuple[object, ...], tuple[float, HostView]] = {}
+_cache_lock = threading.Lock()
+
+
+def host_view(
+    *,
+    home: Path,
+    seepient_home: Path,
+    environ: Mapping[str, str],
+    workspace: Path | None = None,
+    readable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+) -> HostView:
+    """The view for one home and environment (reused for a couple of seconds: a run of steps shares it)."""
+    watched = tuple(
+        environ.get(name, "")
+        for name in ("PATH", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DOCKER_HOST", "XDG_RUNTIME_DIR")
+    )
+    key = (
+        str(home),
+        str(seepient_home),
+        watched,
+        str(workspace),
+        tuple(map(str, readable)),
+        tuple(map(str, hidden)),
+    )
+    now = time.monotonic()
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None and now - cached[0] < _CACHE_SECONDS:
+            return cached[1]
+    view = _build(home, seepient_home, environ, workspace, readable, hidden)
+    with _cache_lock:
+        if len(_cache) > 64:
+            _cache.clear()
+        _cache[key] = (now, view)
+    return view

@@ -1,0 +1,243 @@
+"""Invariant 12 as attacks: the jail shows nothing of the home folder but the tools on PATH, hides every
+read-sensitive location of the one list, and ordinary builds still work. Each attack reads with an interpreter,
+not ``cat``: the shell analysis is not what stops it, the mounts are."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from seepient.config.sensitive_paths import HOME_CREDENTIALS
+from seepient.execution.local import LocalExecutor, run_sandboxed
+from seepient.execution.sandbox.bwrap import BwrapSandbox
+from seepient.execution.sandbox.host_view import host_view
+from seepient.protocol import ShellCommand
+
+MARKER = "JAIL-HOME-SECRET-5e1b"
+
+# What the issue found readable, plus the rest of the list: every one is planted and must stay unread.
+PLANTED = (
+    ".cargo/credentials.toml",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".bash_history",
+    ".zsh_history",
+    ".gem/credentials",
+    ".config/rclone/rclone.conf",
+    ".cache/huggingface/token",
+    ".local/share/fish/fish_history",
+    ".docker/config.json",
+    ".config/gh/hosts.yml",
+    ".npmrc",
+    ".ssh/id_ed25519",
+    "Documents/private.txt",
+    ".gitconfig",
+)
+
+_READ_ALL = (
+    "import os, sys\n"
+    "home = os.environ['HOME']\n"
+    "for root, dirs, files in os.walk(home):\n"
+    "    for name in files:\n"
+    "        try:\n"
+    "            sys.stdout.write(open(os.path.join(root, name), errors='replace').read())\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "for rel in sys.argv[1:]:\n"
+    "    try:\n"
+    "        sys.stdout.write(open(os.path.join(home, rel), errors='replace').read())\n"
+    "    except OSError as exc:\n"
+    "        sys.stdout.write(f'{rel}: {exc.strerror}\\n')\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def _bwrap_works() -> None:
+    status = BwrapSandbox().probe()
+    assert status.available, f"these tests need a working bubblewrap: {status.message}"
+
+
+@pytest.fixture
+def tool_home(outside_dir: Path) -> Path:
+    """A home with credentials everywhere and two tool installations on PATH: a cargo-like one under
+    ~/.cargo/bin and a pipx-like link in ~/.local/bin to a venv under ~/.local/share."""
+    home = outside_dir / "toolhome"
+    for rel in PLANTED:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"{MARKER} {rel}\n")
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Jail Tester\n\temail = jail@example.invalid\n"
+        f"[credential]\n\thelper = store --file {home}/.git-credentials\n[alias]\n\tx = !echo {MARKER}\n"
+    )
+    cargo = home / ".cargo" / "bin" / "cargolike"
+    cargo.parent.mkdir(parents=True, exist_ok=True)
+    cargo.write_text('#!/bin/sh\necho cargolike runs\ncat "$HOME/.rustup/toolchain"\n')
+    cargo.chmod(0o755)
+    (home / ".rustup").mkdir()
+    (home / ".rustup" / "toolchain").write_text("stable-toolchain\n")
+    venv_bin = home / ".local" / "share" / "pipxlike" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "linked-tool").write_text("#!/bin/sh\necho linked tool runs\n")
+    (venv_bin / "linked-tool").chmod(0o755)
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "linked-tool").symlink_to(venv_bin / "linked-tool")
+    return home
+
+
+def _executor(workspace: Path, home: Path, **options: object) -> LocalExecutor:
+    environ = {
+        "PATH": f"{home}/.cargo/bin:{home}/.local/bin:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+    }
+    return LocalExecutor(workspace, seepient_home=home / ".seepient", home=home, environ=environ, **options)  # type: ignore[arg-type]
+
+
+async def _run(executor: LocalExecutor, command: str) -> tuple[int, str]:
+    outcome = await executor.run_shell(
+        ShellCommand(command=command, cwd=str(executor.workspace), timeout_ms=60_000)
+    )
+    return outcome.exit_code, outcome.stdout + outcome.stderr
+
+
+async def test_an_interpreter_reads_no_file_of_the_home(workspace: Path, tool_home: Path) -> None:
+    executor = _executor(workspace, tool_home)
+    code, output = await _run(
+        executor, f"python3 -c \"$(cat <<'EOF'\n{_READ_ALL}EOF\n)\" {' '.join(PLANTED)}"
+    )
+    assert code == 0, output
+    assert MARKER not in output
+    for rel in PLANTED:
+        assert MARKER in (tool_home / rel).read_text()  # nothing on the host was touched
+
+
+async def test_every_home_relative_entry_of_the_one_list_is_hidden_even_inside_a_shown_folder(
+    workspace: Path, outside_dir: Path
+) -> None:
+    """The whole home is hidden; a home that holds the workspace's tools is shown only folder by folder, and a
+    credential inside a shown folder (``~/.cargo/credentials.toml``) stays hidden."""
+    home = outside_dir / "listhome"
+    for entry in HOME_CREDENTIALS:
+        target = home / entry.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"{MARKER}\n")
+    (home / ".cargo" / "bin").mkdir(parents=True)
+    executor = _executor(workspace, home)
+    relatives = " ".join(entry.path for entry in HOME_CREDENTIALS)
+    code, output = await _run(executor, f"python3 -c \"$(cat <<'EOF'\n{_READ_ALL}EOF\n)\" {relatives}")
+    assert code == 0, output
+    assert MARKER not in output
+
+
+async def test_the_workspace_in_a_home_is_visible_and_the_rest_is_not(tool_home: Path) -> None:
+    workspace = tool_home / "projects" / "app"
+    workspace.mkdir(parents=True)
+    (workspace / "main.py").write_text("print('inside the workspace')\n")
+    (tool_home / "projects" / "sibling.txt").write_text(f"{MARKER}\n")
+    executor = _executor(workspace, tool_home)
+    code, output = await _run(executor, "python3 main.py; cat ../sibling.txt; ls -A ~")
+    assert "inside the workspace" in output
+    assert MARKER not in output
+    listed = output.splitlines()
+    assert "Documents" not in listed and ".ssh" not in listed
+
+
+async def test_tools_on_path_under_the_home_still_run(workspace: Path, tool_home: Path) -> None:
+    executor = _executor(workspace, tool_home)
+    code, output = await _run(executor, "cargolike && linked-tool")
+    assert code == 0, output
+    assert "cargolike runs" in output and "stable-toolchain" in output and "linked tool runs" in output
+
+
+async def test_git_in_the_jail_has_an_identity_and_none_of_the_users_git_config(
+    workspace: Path, tool_home: Path
+) -> None:
+    executor = _executor(workspace, tool_home)
+    code, output = await _run(
+        executor,
+        "git init -q . && echo hi > a.txt && git add a.txt && git commit -qm first && git log -1 --format=%an,%ae"
+        " && git config --get credential.helper; git x; true",
+    )
+    assert "Jail Tester,jail@example.invalid" in output, output
+    assert MARKER not in output
+    assert "store --file" not in output
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="/etc/shadow is unreadable anyway for an unprivileged user")
+async def test_password_hashes_and_private_keys_of_the_system_are_hidden_from_root(
+    workspace: Path, tool_home: Path
+) -> None:
+    executor = _executor(workspace, tool_home)
+    shadow = Path("/etc/shadow").read_text()
+    assert shadow.strip(), "the host's /etc/shadow is empty: this test proves nothing here"
+    probe = (
+        "import glob\n"
+        "for p in ['/etc/shadow', '/etc/gshadow', *glob.glob('/etc/ssh/*key*'), *glob.glob('/etc/ssl/private/*')]:\n"
+        "    try: print(p, repr(open(p).read()))\n"
+        "    except OSError as e: print(p, e.strerror)\n"
+    )
+    code, output = await _run(executor, f"python3 -c \"$(cat <<'EOF'\n{probe}EOF\n)\"")
+    assert code == 0, output
+    first_hash_line = next(line for line in shadow.splitlines() if line.startswith("root:"))
+    assert first_hash_line not in output
+    # A hidden file is the host's /dev/null bound on a nodev mount: it opens as nothing or not at all.
+    assert "/etc/shadow ''" in output or "/etc/shadow Permission denied" in output
+
+
+async def test_the_real_home_of_the_user_running_seepient_is_hidden(workspace: Path) -> None:
+    """The machine's own home (here, /root with pyenv and cargo) shows its tool folders and nothing else."""
+    home = Path.home()
+    names = {entry.name for entry in os.scandir(home)}
+    outcome = await run_sandboxed(
+        ["ls", "-A", str(home)], workspace=workspace, seepient_home=workspace / ".no-home"
+    )
+    shown = set(outcome.stdout.split())
+    view = host_view(home=home, seepient_home=workspace / ".no-home", environ=os.environ, workspace=workspace)
+    expected = {p.relative_to(home).parts[0] for p in view.shown if p.is_relative_to(home)}
+    assert shown == expected & names
+    for private in (".gitconfig", ".bashrc", ".claude", ".config", ".cache"):
+        assert private not in shown
+
+
+async def test_user_settings_add_readable_and_hidden_paths(
+    workspace: Path, tool_home: Path, outside_dir: Path
+) -> None:
+    (tool_home / ".m2" / "repository").mkdir(parents=True)
+    (tool_home / ".m2" / "repository" / "artifact.txt").write_text("cached artifact\n")
+    secret_dir = outside_dir / "team-secrets"
+    secret_dir.mkdir()
+    (secret_dir / "key.txt").write_text(f"{MARKER}\n")
+    executor = _executor(
+        workspace, tool_home, jail_readable=(tool_home / ".m2" / "repository",), jail_hidden=(secret_dir,)
+    )
+    code, output = await _run(executor, f"cat ~/.m2/repository/artifact.txt; cat {secret_dir}/key.txt")
+    assert "cached artifact" in output
+    assert MARKER not in output
+
+
+async def test_ordinary_builds_work_in_the_jail(workspace: Path) -> None:
+    """python, pytest-like test runs, make, git commit, node, and cargo from the machine's own home."""
+    (workspace / "Makefile").write_text("all:\n\tpython3 -c \"print('made')\"\n")
+    (workspace / "test_a.py").write_text(
+        "import unittest\nclass T(unittest.TestCase):\n    def test(self):\n        self.assertTrue(True)\n"
+    )
+    executor = LocalExecutor(workspace, seepient_home=workspace / ".no-home")
+    steps = [
+        "make",
+        "python3 -m unittest -q test_a 2>&1",
+        "git init -q . && git add -A && git -c user.name=t -c user.email=t@t commit -qm x && git log --oneline | wc -l",
+    ]
+    if shutil.which("node"):
+        steps.append("node -e 'console.log(6*7)'")
+    if shutil.which("cargo"):
+        steps.append("cargo --version")
+    for step in steps:
+        code, output = await _run(executor, step)
+        assert code == 0, f"{step}: {output}"
+    assert subprocess.run(
+        ["git", "-C", str(workspace), "log", "--oneline"], capture_output=True, text=True
+    ).stdout
