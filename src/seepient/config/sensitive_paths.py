@@ -9,6 +9,7 @@ hidden in the jail; ``"write"`` locations are refused for writing only and are r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -235,3 +236,31 @@ FOREIGN_CONFIG: tuple[ForeignConfig, ...] = (
     ForeignConfig(".nvim.lua", "Neovim with 'exrc' set", "on starting the editor in the folder"),
     ForeignConfig(".nvimrc", "Neovim with 'exrc' set", "on starting the editor in the folder"),
 )
+
+
+_FOREIGN_FILES = {entry.path: entry for entry in FOREIGN_CONFIG if not entry.subtree}
+_FOREIGN_TREES = {entry.path: entry for entry in FOREIGN_CONFIG if entry.subtree}
+FOREIGN_FILE_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in _FOREIGN_FILES)
+"""The last component of every single-file entry: a walk looks closer only at names in this set."""
+FOREIGN_TREE_NAMES = frozenset(_FOREIGN_TREES)
+
+
+def foreign_config_for(relative: str, key: Callable[[str], str] = str.lower) -> ForeignConfig | None:
+    """The entry a workspace-relative path falls under, when another program runs it. Components are compared
+    on ``key`` (policy passes its case- and Unicode-folding key, since a case-insensitive file system opens
+    ``.ENVRC`` as ``.envrc``)."""
+    parts = [key(part) for part in relative.split("/") if part and part != "."]
+    for length in (3, 2, 1):
+        if len(parts) >= length:
+            found = _FOREIGN_FILES_BY_KEY.get("/".join(parts[-length:]))
+            if found is not None:
+                return found
+    for part in parts:
+        found = _FOREIGN_TREES_BY_KEY.get(part)
+        if found is not None:
+            return found
+    return None
+
+
+_FOREIGN_FILES_BY_KEY = {path.lower(): entry for path, entry in _FOREIGN_FILES.items()}
+_FOREIGN_TREES_BY_KEY = {path.lower(): entry for path, entry in _FOREIGN_TREES.items()}

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from seepient.config.sensitive_paths import FOREIGN_CONFIG
+from seepient.config.sensitive_paths import FOREIGN_FILE_NAMES, FOREIGN_TREE_NAMES, foreign_config_for
 
 ControlKind = Literal["config", "hook", "pointer", "attributes", "alternates", "foreign"]
 
@@ -176,13 +176,15 @@ class _Listing:
         self.git_dir = _looks_like_git_dir(self.by_name)
         self.dot_git = self.by_name.get(".git")
         self.foreign_trees = tuple(
-            n for n, (d, link) in self.by_name.items() if d and not link and n in _FOREIGN_TREES
+            n for n, (d, link) in self.by_name.items() if (d or link) and n in FOREIGN_TREE_NAMES
         )
-        self.foreign_files = tuple(n for n, (d, _) in self.by_name.items() if not d and n in _FOREIGN_NAMES)
+        self.foreign_files = tuple(
+            n for n, (d, _) in self.by_name.items() if not d and n in FOREIGN_FILE_NAMES
+        )
         self.subdirs = tuple(
             n
             for n, (d, link) in self.by_name.items()
-            if d and not link and n != ".git" and n not in _FOREIGN_TREES
+            if d and not link and n != ".git" and n not in FOREIGN_TREE_NAMES
         )
         return self
 
@@ -193,25 +195,9 @@ class _Walk:
     git_dirs: set[str] = field(default_factory=set)
 
 
-_FOREIGN_FILES = {entry.path: entry for entry in FOREIGN_CONFIG if not entry.subtree}
-_FOREIGN_TREES = {entry.path: entry for entry in FOREIGN_CONFIG if entry.subtree}
-_FOREIGN_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in _FOREIGN_FILES)
-
-
-def foreign_config_for(relative: str) -> str | None:
-    """The program that runs a workspace-relative path, when it is another program's configuration."""
-    parts = relative.split("/")
-    for length in (1, 2, 3):
-        if len(parts) >= length:
-            tail = "/".join(parts[-length:])
-            found = _FOREIGN_FILES.get(tail)
-            if found is not None:
-                return f"{found.program} runs it {found.when}"
-    for index, part in enumerate(parts):
-        found = _FOREIGN_TREES.get(part)
-        if found is not None and index < len(parts):
-            return f"{found.program} reads it {found.when}"
-    return None
+def _foreign_reason(relative: str) -> str:
+    found = foreign_config_for(relative)
+    return f"{found.program} runs it {found.when}" if found is not None else "another program runs it"
 
 
 class ControlGuard:
@@ -470,8 +456,7 @@ class ControlGuard:
         if now.kind == "foreign":
             if self._foreign_allowed(relative):
                 return None
-            program = foreign_config_for(relative) or "another program runs it"
-            return f"{program}, outside the sandbox"
+            return f"{_foreign_reason(relative)}, outside the sandbox"
         if now.kind == "hook":
             if relative.endswith(".sample") and now.link is None:
                 return None  # git never runs a .sample hook

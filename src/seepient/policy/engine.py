@@ -28,6 +28,7 @@ from seepient.policy.delegation import evaluate_agent, evaluate_worktree
 from seepient.policy.memory import evaluate_knowledge, evaluate_memory, web_search_fetch
 from seepient.policy.modes import ModeSubject, decide, resolve_mode
 from seepient.policy.paths import (
+    RULE_FOREIGN,
     RULE_INVALID,
     RULE_OUTSIDE,
     RULE_SELF,
@@ -73,6 +74,7 @@ MAX_ENTRIES_SEARCHED = 5000
 _SPECIFICITY = {
     RULE_SELF: 0,
     RULE_SENSITIVE: 1,
+    RULE_FOREIGN: 1.5,
     RULE_DANGEROUS: 2,
     RULE_OUTSIDE: 3,
     RULE_UNPARSED: 4,
@@ -125,6 +127,9 @@ class _Findings:
         return None
 
 
+_USER_LEVEL_ORIGINS = frozenset({"user", "managed", "command-line", "settings"})
+
+
 class PolicyEngine:
     """Evaluates prepared actions for one workspace, mode and set of permission rules."""
 
@@ -141,8 +146,10 @@ class PolicyEngine:
         """``permissions`` as loaded by ``load_settings`` carries its sources (file and position of every
         rule); ``sources`` overrides them. A malformed rule raises ``PolicyRuleError`` and a mode the
         managed settings disable ``PolicyModeError``, both ``SettingsError``s that stop the run."""
-        self._guard = PathGuard(workspace, seepient_home=seepient_home, home=home)
         self.rules = RuleSet.from_sources(sources if sources is not None else permissions.rule_sources)
+        self._guard = PathGuard(
+            workspace, seepient_home=seepient_home, home=home, foreign_allowed=self.user_allows_write
+        )
         self.mode = resolve_mode(mode)
         if self.mode in self.rules.disabled_modes:
             where = self.rules.managed_path or "the managed settings"
@@ -155,6 +162,21 @@ class PolicyEngine:
     @property
     def guard(self) -> PathGuard:
         return self._guard
+
+    def user_allows_write(self, absolute: str) -> bool:
+        """Whether an Edit or Write allow rule that names the path, from the user's own settings (user, managed,
+        ``--config``, flags or an SDK caller; never a project's file, never a session grant), covers it. What
+        other programs run from the workspace may be written only with such a rule."""
+        for rule in self.rules.allow:
+            if rule.origin not in _USER_LEVEL_ORIGINS or rule.tool not in ("Edit", "Write") or rule.bare:
+                continue
+            if rule.matches_path(absolute, workspace=self.workspace, home=self._guard.home, lenient=False):
+                return True
+        return False
+
+    def user_allows_workspace_write(self, relative: str) -> bool:
+        """``user_allows_write`` for a workspace-relative path (what the jail's control guard asks)."""
+        return self.user_allows_write(f"{str(self.workspace).rstrip('/')}/{relative}")
 
     @property
     def workspace(self) -> Path:

@@ -17,12 +17,13 @@ import pwd
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from seepient.config.sensitive_paths import foreign_config_for
 from seepient.policy.sensitive import (
     SensitiveLocation,
     build_locations,
@@ -35,6 +36,7 @@ RULE_INVALID = "path_guard:invalid"
 RULE_OUTSIDE = "path_guard:outside_workspace"
 RULE_SENSITIVE = "path_guard:sensitive"
 RULE_SELF = "self_protection"
+RULE_FOREIGN = "path_guard:foreign_config"
 
 MAX_PATH_BYTES = 4096  # PATH_MAX on Linux
 MAX_NAME_BYTES = 255  # NAME_MAX on every common file system
@@ -213,7 +215,10 @@ class PathGuard:
         seepient_home: Path,
         home: Path | None = None,
         shell_scratch: Iterable[Path] = (),
+        foreign_allowed: Callable[[str], bool] | None = None,
     ) -> None:
+        """``foreign_allowed`` answers, for a resolved path in the workspace, whether a user-level rule lets
+        the model write that configuration file of another program (``config/sensitive_paths.py``)."""
         workspace = Path(workspace).expanduser().absolute()
         if not workspace.is_dir():
             raise ValueError(f"workspace {workspace} is not an existing directory")
@@ -232,6 +237,7 @@ class PathGuard:
         # Seepient's home (keys, grants, the audit log) stays unreadable. Only the resolved path counts, so
         # a link inside skills/ that points at a key is still refused.
         self._readable_home = (str(self.seepient_home / "skills"), str(self.seepient_home / "AGENTS.md"))
+        self._foreign_allowed = foreign_allowed or (lambda _absolute: False)
 
     # -- PathAccess -------------------------------------------------------------------------------
 
@@ -422,6 +428,27 @@ class PathGuard:
                 RULE_SELF,
             )
 
+    def foreign_config(self, absolute: str) -> str | None:
+        """Why a path in the workspace is another program's configuration (what runs it, and when), or None."""
+        if not self.is_inside(absolute) or absolute == self._root:
+            return None
+        found = foreign_config_for(absolute[len(self._root.rstrip("/")) + 1 :], key=component_key)
+        return None if found is None else f"{found.program} runs it {found.when}"
+
+    def _refuse_foreign(self, requested: str, lexical: str, resolved: str) -> None:
+        # Both spellings: a link named .envrc that points at an ordinary file is still read by direnv.
+        for spelling in dict.fromkeys((lexical, resolved)):
+            reason = self.foreign_config(spelling)
+            if reason is None or self._foreign_allowed(spelling):
+                continue
+            raise PathDenied(
+                requested,
+                f"writing {spelling} is refused: {reason}, outside the sandbox, without anyone asking it to run "
+                "this project; only a rule in your own settings (user, managed or --config, not the "
+                "project's) can allow it",
+                RULE_FOREIGN,
+            )
+
     def _refuse_for_write(self, requested: str, lexical: str, resolved: str) -> None:
         self._refuse_protected(requested, lexical, resolved)
         self._refuse_sensitive(requested, lexical, resolved, write=True)
@@ -432,6 +459,7 @@ class PathGuard:
                 f"writes must stay inside the workspace {self._root}; {lexical} is outside it{shown}",
                 RULE_OUTSIDE,
             )
+        self._refuse_foreign(requested, lexical, resolved)
 
     def _refuse_pattern(
         self, requested: str, prefix: str, rest: list[str], *, write: bool, dotglob: bool

@@ -220,6 +220,7 @@ class Session:
             lsp_diagnostics_wait_s=settings.lsp.diagnostics_wait_ms / 1000,
             jail_readable=[Path(p).expanduser() for p in settings.execution.sandbox_readable],
             jail_hidden=[Path(p).expanduser() for p in settings.execution.sandbox_hidden],
+            foreign_config_allowed=policy.user_allows_workspace_write,
         )
         audit = (
             options.subagent.audit_log(paths.audit_log, options.principal)
