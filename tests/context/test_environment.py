@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -113,33 +114,42 @@ def repo(tmp_path: Path) -> Path:
     return path
 
 
-def test_clean_then_dirty_branch(repo):
-    state = GitProbe(repo).result()
+@pytest.fixture
+def jail(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """How the runtime runs git for the prompt: in the sandbox, the repository read-only."""
+    from seepient.execution.local import LocalExecutor
+
+    (tmp_path / "jail-ws").mkdir()
+    return LocalExecutor(tmp_path / "jail-ws", seepient_home=tmp_path / "jail-home").read_only_jail
+
+
+def test_clean_then_dirty_branch(repo, jail):
+    state = GitProbe(repo, jail=jail).result()
     assert (state.root, state.branch, state.dirty) == (repo, "main", False)
     (repo / "a.txt").write_text("two\n")
-    assert GitProbe(repo).result().dirty is True
+    assert GitProbe(repo, jail=jail).result().dirty is True
     (repo / "a.txt").write_text("one\n")
     (repo / "new.txt").write_text("untracked\n")
-    assert GitProbe(repo).result().dirty is True
+    assert GitProbe(repo, jail=jail).result().dirty is True
 
 
-def test_detached_head_and_worktree_git_file(repo, tmp_path):
+def test_detached_head_and_worktree_git_file(repo, tmp_path, jail):
     _git(repo, "checkout", "-q", "--detach")
     branch, head = read_branch(repo)
     assert branch is None and head is not None and len(head) == 40
     _git(repo, "checkout", "-q", "main")
     _git(repo, "worktree", "add", "-q", "-b", "feature", str(tmp_path / "wt"))
     assert (tmp_path / "wt" / ".git").is_file()
-    state = GitProbe(tmp_path / "wt").result()
+    state = GitProbe(tmp_path / "wt", jail=jail).result()
     assert (state.branch, state.dirty) == ("feature", False)
 
 
-def test_without_git_binary_the_branch_still_shows(repo):
-    state = GitProbe(repo, run_git=False).result()
+def test_without_a_jail_git_never_runs_and_the_branch_still_shows(repo):
+    state = GitProbe(repo).result()
     assert (state.branch, state.dirty) == ("main", None)
 
 
-def test_looking_at_a_repository_runs_none_of_its_programs(repo, tmp_path):
+def test_looking_at_a_repository_runs_none_of_its_programs(repo, tmp_path, jail):
     """Attack: a repository whose .git/config names programs git would run (fsmonitor, a clean filter, a
     hook on index changes) — for example one unpacked from an archive. Seepient's status check must run none."""
     marker = tmp_path / "pwned"
@@ -153,12 +163,34 @@ def test_looking_at_a_repository_runs_none_of_its_programs(repo, tmp_path):
     (repo / ".gitattributes").write_text("* filter=evil\n")
     # Same content, new timestamp: git must re-hash the file, which is when a clean filter would run.
     (repo / "a.txt").write_text("one\n")
-    state = GitProbe(repo).result()
+    state = GitProbe(repo, jail=jail).result()
     assert not marker.exists(), marker.read_text()
     assert state.dirty is True  # .gitattributes is untracked
     # Plain git in the same repository does run them: the attack is real.
     subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, check=False)
     assert marker.exists()
+
+
+def test_a_filter_planted_through_commondir_does_not_run_on_the_host(repo, jail):
+    """The issue's reproduction: .git/commondir names a folder whose config defines a filter driver and whose
+    info/attributes applies it. Run on the host, git status runs the filter; Seepient's probe runs in the jail."""
+    marker_dir = Path(tempfile.mkdtemp(dir="/var/tmp"))  # outside /tmp, which the jail replaces
+    marker = marker_dir / "pwned"
+    try:
+        evil = repo / "evil"
+        shutil.copytree(repo / ".git", evil)
+        with (evil / "config").open("a") as config:
+            config.write(f'[filter "x"]\n\tclean = touch {marker}; cat\n')
+        (evil / "info").mkdir(exist_ok=True)
+        (evil / "info" / "attributes").write_text("* filter=x\n")
+        (repo / ".git" / "commondir").write_text("../evil\n")
+        (repo / "a.txt").write_text("one\n")  # re-hashed, which is when a clean filter runs
+        GitProbe(repo, jail=jail).result()
+        assert not marker.exists()
+        subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, check=False)
+        assert marker.exists()  # the attack is real on the host
+    finally:
+        shutil.rmtree(marker_dir, ignore_errors=True)
 
 
 # -- the rendered facts -------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ user's own settings names the file; a project's rule and a session grant never c
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -53,7 +52,9 @@ def _engine(layout, mode: str, *, user: list[str] = (), project: list[str] = ())
 
 @pytest.mark.parametrize("mode", _MODES)
 @pytest.mark.parametrize("target", _TARGETS)
-def test_writing_another_programs_configuration_is_denied_in_every_mode(layout, actions, mode, target) -> None:  # type: ignore[no-untyped-def]
+def test_writing_another_programs_configuration_is_denied_in_every_mode(
+    layout, actions, mode, target
+) -> None:  # type: ignore[no-untyped-def]
     engine = _engine(layout, mode, project=["Edit(**)", "Write(**)", "Shell(echo:*)"])
     for action in (
         actions.edit(target, new_content="touch pwned\n", tool="write_file"),
@@ -71,7 +72,9 @@ def test_the_reason_names_the_program_that_would_run_it(layout, actions) -> None
     engine = _engine(layout, "autonomous-trusted")
     reasons = " ".join(engine.evaluate(actions.edit(".envrc", new_content="x", tool="write_file")).reasons)
     assert "direnv" in reasons and "cd" in reasons
-    reasons = " ".join(engine.evaluate(actions.edit(".vscode/tasks.json", new_content="x", tool="write_file")).reasons)
+    reasons = " ".join(
+        engine.evaluate(actions.edit(".vscode/tasks.json", new_content="x", tool="write_file")).reasons
+    )
     assert "VS Code" in reasons
 
 
@@ -94,7 +97,14 @@ def test_a_symlink_to_a_configuration_file_is_followed_and_refused(layout, actio
 
 def test_ordinary_build_files_stay_writable(layout, actions) -> None:  # type: ignore[no-untyped-def]
     engine = _engine(layout, "autonomous-trusted")
-    for target in ("Makefile", "package.json", "conftest.py", "src/.env.example", "docs/vscode.md", ".vscode-notes"):
+    for target in (
+        "Makefile",
+        "package.json",
+        "conftest.py",
+        "src/.env.example",
+        "docs/vscode.md",
+        ".vscode-notes",
+    ):
         verdict = engine.evaluate(actions.edit(target, new_content="x", tool="write_file"))
         assert verdict.decision is Decision.ALLOW, (target, verdict)
 

@@ -12,7 +12,7 @@ import os
 import platform
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -232,19 +232,29 @@ def read_branch(repository_root: Path) -> tuple[str | None, str | None]:
     return None, head or None
 
 
-class GitProbe:
-    """``git status`` started early and collected late, so its process runs while rules and skills are read."""
+GitJail = Callable[[list[str], Path], tuple[list[str], dict[str, str]] | None]
+"""Wraps git's argv so it runs in the jail (the repository root read-only, scrubbed environment, no network) and returns
+the argv and environment to start, or None when no jail can start here. Handed in by the runtime: context
+assembly never starts a host process that reads the workspace's own git configuration."""
 
-    def __init__(self, repository_root: Path, *, timeout_s: float = 2.0, run_git: bool = True) -> None:
+
+class GitProbe:
+    """``git status`` started early and collected late, so its process runs while rules and skills are read.
+
+    git honours whatever the repository's configuration names: a filter or fsmonitor planted through
+    ``commondir`` runs with ``git status``. So git runs only through ``jail`` (the sandbox, with the workspace
+    read-only); without one the branch is still read from ``HEAD`` and whether the tree is dirty is unknown.
+    The flags below keep git's own work small inside the jail; they are not what makes it safe.
+    """
+
+    def __init__(self, repository_root: Path, *, timeout_s: float = 2.0, jail: GitJail | None = None) -> None:
         self.root = repository_root
         self._timeout = timeout_s
         self._process: subprocess.Popen[bytes] | None = None
         self._error = False
-        git = shutil.which("git") if run_git else None
-        if git is None:
+        git = shutil.which("git") if jail is not None else None
+        if git is None or jail is None:
             return
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
         argv = [
             git,
             "-C",
@@ -256,8 +266,6 @@ class GitProbe:
             "core.untrackedCache=false",
             "-c",
             "core.hooksPath=/dev/null",
-            # An empty attribute source means no .gitattributes applies, so no filter driver the
-            # repository's own config names (filter.*.clean) can run while git compares file contents.
             f"--attr-source={_EMPTY_TREE_SHA1}",
             "status",
             "--porcelain=v1",
@@ -265,8 +273,20 @@ class GitProbe:
             "--untracked-files=normal",
         ]
         try:
+            jailed = jail(argv, repository_root)
+        except (OSError, ValueError):
+            jailed = None
+        if jailed is None:
+            return
+        full_argv, env = jailed
+        env = {**env, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        try:
             self._process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+                full_argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
             )
         except OSError:
             self._error = True

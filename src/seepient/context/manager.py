@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from seepient.config.settings import ContextSettings, Settings
+from seepient.context.environment import GitJail
 from seepient.context.history import (
     CompactionPolicy,
     CompactionResult,
@@ -70,7 +71,7 @@ class ConversationContext:
         cwd: Path | None = None,
         root: Path = Path("/"),
         environ: Mapping[str, str] | None = None,
-        run_git: bool = True,
+        git_jail: GitJail | None = None,
     ) -> ConversationContext:
         """Assemble the prompt for a session. ``skills`` are names the user asked for (``--skill``); an
         unknown one raises ``UnknownSkillError`` (a ``SettingsError``) listing the available skills.
@@ -89,7 +90,7 @@ class ConversationContext:
             read_check=guard_read_check(guard) if guard is not None else None,
             root=root,
             environ=environ,
-            run_git=run_git,
+            git_jail=git_jail,
             estimator=estimator,
             memory_max_chars=options.memory_max_chars,
         )

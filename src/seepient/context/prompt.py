@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from seepient.context.environment import EnvironmentFacts, GitProbe, GitState, gather_environment
+from seepient.context.environment import EnvironmentFacts, GitJail, GitProbe, GitState, gather_environment
 from seepient.context.memory import DEFAULT_MEMORY_MAX_CHARS, read_memory_snapshot
 from seepient.context.rules import (
     DEFAULT_FILE_MAX_CHARS,
@@ -203,7 +203,7 @@ def assemble_prompt(
     root: Path = Path("/"),
     environ: Mapping[str, str] | None = None,
     now: datetime | None = None,
-    run_git: bool = True,
+    git_jail: GitJail | None = None,
     estimator: TokenEstimator | None = None,
     memory_max_chars: int = DEFAULT_MEMORY_MAX_CHARS,
 ) -> AssembledPrompt:
@@ -216,7 +216,7 @@ def assemble_prompt(
     where = Path(os.path.abspath(cwd)) if cwd is not None else workspace
     repository = find_repository_root(where)
     # git status runs in its own process while the files are read.
-    probe = GitProbe(repository, run_git=run_git) if repository is not None else None
+    probe = GitProbe(repository, jail=git_jail) if repository is not None else None
     try:
         rules = discover_rules(
             workspace,

@@ -84,6 +84,7 @@ async def run_sandboxed(
     egress: EgressProxy | None = None,
     readable: Sequence[Path] = (),
     hidden: Sequence[Path] = (),
+    undo_planted: bool = True,
 ) -> ShellOutcome:
     """Run ``argv`` as it is (no shell) in the sandbox: the body of ``seepient sandbox run -- CMD``.
 
@@ -114,10 +115,25 @@ async def run_sandboxed(
         readable=readable,
         hidden=hidden,
     )
-    result = await run_process(
-        full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
+    if not undo_planted:
+        # The caller brackets the command with its own control guard (the executor's, with the user's rules).
+        result = await run_process(
+            full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
+        )
+        return result.shell_outcome("bwrap")
+    # Whoever runs it, what a jailed command leaves for programs outside the jail is undone afterwards.
+    watch = ControlWatch(
+        ControlGuard(workspace, quarantine_root=seepient_home / "quarantine"),
+        journal_dir=seepient_home / "control",
     )
-    return result.shell_outcome("bwrap")
+    await asyncio.to_thread(watch.before_command)
+    try:
+        result = await run_process(
+            full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
+        )
+    finally:
+        repairs = await asyncio.to_thread(watch.after_command)
+    return _with_repairs(result.shell_outcome("bwrap"), repairs)
 
 
 async def sandboxed_argv(
@@ -236,6 +252,33 @@ class LocalExecutor:
         )
         self._control_recovered = False
         self._control_watch: asyncio.Task[None] | None = None
+
+    def read_only_jail(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:
+        """``argv`` wrapped to run jailed with ``root`` read-only, no network and the scrubbed environment: how
+        Seepient's own reads of a repository (git status for the prompt) run. None when the sandbox is off or
+        cannot start here, for the caller to do without (nothing that reads the workspace runs unjailed)."""
+        if self.sandbox_mode == "off" or not self._bwrap.probe().available:
+            return None
+        root = root.resolve()
+        full_argv = self._bwrap.command_argv(
+            argv,
+            workspace=root,
+            cwd=root,
+            network=False,
+            read_only_binds=_linked_git_dirs(root),
+            view=host_view(
+                home=self.home,
+                seepient_home=self.seepient_home,
+                environ=self._environ,
+                workspace=root,
+                readable=self._jail_paths[0],
+                hidden=self._jail_paths[1],
+            ),
+            read_only_inside=(),
+            env=self._env,
+            workspace_read_only=True,
+        )
+        return full_argv, self._env
 
     async def read_file(self, path: str) -> bytes:
         return await asyncio.to_thread(self._read_no_follow, Path(path))
@@ -395,6 +438,7 @@ class LocalExecutor:
                 egress=egress,
                 readable=self._jail_paths[0],
                 hidden=self._jail_paths[1],
+                undo_planted=False,
             )
 
     async def start_background(self, command: ShellCommand, *, session_id: str) -> BackgroundStarted:
@@ -592,6 +636,25 @@ class LocalExecutor:
         return await web_search(
             request, policy=self.net_policy, resolver=self._net_resolver, environ=self._environ
         )
+
+
+def _linked_git_dirs(root: Path) -> list[Path]:
+    """The git directory a checkout's ``.git`` file names (a linked worktree, a submodule) and its common
+    directory: git reads them, so a read-only jail of the checkout must show them too."""
+    dot_git = root / ".git"
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace") if dot_git.is_file() else ""
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    git_dir = (root / text.removeprefix("gitdir:").strip()).resolve()
+    found = [git_dir] if git_dir.is_dir() and not git_dir.is_relative_to(root) else []
+    with contextlib.suppress(OSError):
+        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        if common.is_dir() and not common.is_relative_to(root) and common not in found:
+            found.insert(0, common)
+    return found
 
 
 def _with_repairs(outcome: _Outcome, repairs: list[Repair]) -> _Outcome:

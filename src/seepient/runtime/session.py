@@ -222,6 +222,7 @@ class Session:
             jail_hidden=[Path(p).expanduser() for p in settings.execution.sandbox_hidden],
             foreign_config_allowed=policy.user_allows_workspace_write,
         )
+        host_reads = executor
         audit = (
             options.subagent.audit_log(paths.audit_log, options.principal)
             if options.subagent is not None
@@ -286,6 +287,7 @@ class Session:
             summary_model_name=helper_name,
             guard=policy.guard,
             environ=options.environ,
+            git_jail=host_reads.read_only_jail,
         )
         pipeline = ToolCallPipeline(deps)
         skill_tool = registry.get(SkillTool.name)

@@ -309,6 +309,8 @@ def sandbox_run(
         outcome = asyncio.run(_run())
     except SandboxUnavailable as exc:
         raise _fail(str(exc), exit_codes.SANDBOX_UNAVAILABLE) from None
+    if outcome.stderr:  # type: ignore[attr-defined]
+        typer.echo(outcome.stderr.rstrip(), err=True)  # type: ignore[attr-defined]
     if outcome.timed_out:  # type: ignore[attr-defined]
         raise _fail("the command timed out", 124)
     code = outcome.exit_code  # type: ignore[attr-defined]

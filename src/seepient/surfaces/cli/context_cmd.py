@@ -40,6 +40,7 @@ def show(
     from seepient.config import SeepientPaths, SettingsError, load_settings
     from seepient.config.settings import normalise_mode
     from seepient.context.manager import ConversationContext
+    from seepient.execution.local import LocalExecutor
     from seepient.policy.paths import PathGuard
     from seepient.tools.registry import builtin_registry
 
@@ -59,6 +60,9 @@ def show(
             sandboxed=settings.execution.sandbox != "off",
             skills=skill or [],
             guard=PathGuard(ws, seepient_home=paths.home),
+            git_jail=LocalExecutor(
+                ws, seepient_home=paths.home, sandbox=settings.execution.sandbox
+            ).read_only_jail,
         )
     except SettingsError as exc:
         raise _fail(str(exc)) from None
