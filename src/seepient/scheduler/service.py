@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiodocker
@@ -23,6 +24,7 @@ from aiohttp import web
 from seepient.audit.log import AuditLog
 from seepient.crypto import sign_dispatch_result
 from seepient.crypto.signing import key_id_for
+from seepient.execution.control_guard import ControlGuard, ControlWatch, repairs_note
 from seepient.protocol import DispatchResult
 from seepient.scheduler.config import SchedulerConfig
 from seepient.scheduler.launcher import ContainerLauncher, LaunchError, WorkerRun
@@ -73,6 +75,8 @@ class SchedulerService:
         self._launcher: ContainerLauncher | None = None
         self._audit: AuditLog | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        # One per leased workspace, shared by its concurrent dispatches (execution/control_guard.py).
+        self._control: dict[Path, ControlWatch] = {}
         self.app = web.Application(client_max_size=MAX_DISPATCH_BYTES, middlewares=[self._authorize])
         self.app.router.add_get("/v1/health", self._health)
         self.app.router.add_post("/v1/dispatch", self._dispatch)
@@ -233,6 +237,16 @@ class SchedulerService:
             "dispatch_id": dispatch.dispatch_id,
             "action_digest": dispatch.action.digest,
         }
+        # The container writes the leased workspace on this host: what it leaves for git, editors or shells
+        # here to run is undone before the result is signed, as the local executor does after each command.
+        watch = self._control.get(verified.workspace)
+        if watch is None:
+            state = self.config.state_dir
+            watch = self._control[verified.workspace] = ControlWatch(
+                ControlGuard(verified.workspace, quarantine_root=state / "quarantine"),
+                journal_dir=state / "control",
+            )
+        await asyncio.to_thread(watch.before_command)
         try:
             run = await self.launcher.run(verified)
         except (LaunchError, aiodocker.DockerError, OSError) as exc:
@@ -240,6 +254,12 @@ class SchedulerService:
             fields.update(exit_code=None, duration_ms=0, error=f"the worker did not run: {message}")
         else:
             fields.update(_run_fields(run))
+        finally:
+            repairs = await asyncio.to_thread(watch.after_command)
+        if repairs:
+            note = repairs_note(repairs)
+            fields["stderr"] = f"{fields.get('stderr') or ''}".rstrip() + f"\n[{note}]\n"
+            self._record("planted_undone", dispatch_id=dispatch.dispatch_id, paths=[r.path for r in repairs])
         fields["finished_at"] = _now()
         return await asyncio.to_thread(sign_dispatch_result, fields, self._signing_key)
 
