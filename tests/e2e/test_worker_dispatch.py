@@ -227,7 +227,9 @@ def test_the_workspace_security_state_is_read_only_inside_the_worker(deployment:
     assert (git / "config").read_text() == ""
 
 
-def test_what_a_worker_plants_for_programs_on_the_scheduler_host_is_undone(deployment: WorkerDeployment) -> None:
+def test_what_a_worker_plants_for_programs_on_the_scheduler_host_is_undone(
+    deployment: WorkerDeployment,
+) -> None:
     """The container writes the leased workspace on the scheduler's host; a nested repository whose config
     runs a program, or an .envrc, must not survive the dispatch (invariant 11 holds in worker mode too)."""
     attack = "; ".join(

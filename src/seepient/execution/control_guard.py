@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Literal
 
 from seepient.config.sensitive_paths import FOREIGN_FILE_NAMES, FOREIGN_TREE_NAMES, foreign_config_for
+from seepient.execution.host_programs import host_program
 
 ControlKind = Literal["config", "hook", "pointer", "attributes", "alternates", "foreign"]
 
@@ -658,7 +659,7 @@ def _config_entries(content: bytes) -> tuple[tuple[str, str], ...]:
     cached = _config_cache.get(content)
     if cached is not None:
         return cached
-    git = shutil.which("git")
+    git = host_program("git")
     if git is None:
         return (("(git is not installed here to read the config)", ""),)
     try:

@@ -18,6 +18,7 @@ from seepient.execution.commit import commit_change
 from seepient.execution.commit_set import commit_changes
 from seepient.execution.control_guard import ControlGuard, ControlWatch, Repair, repairs_note
 from seepient.execution.environment import scrubbed_environment
+from seepient.execution.host_programs import inside
 from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.nofollow import is_symlink_at
 from seepient.execution.process import run_process
@@ -231,6 +232,9 @@ class LocalExecutor:
         self.home = home if home is not None else _home_of(self._environ)
         self.max_output_bytes = max_output_bytes
         self.ripgrep = find_ripgrep() if ripgrep == "auto" else ripgrep
+        if self.ripgrep is not None and inside(self.ripgrep, self.workspace):
+            # A ripgrep the model could replace would run on the host; the Python search does the same job.
+            self.ripgrep = None
         self._bwrap = bwrap or BwrapSandbox()
         self._env = scrubbed_environment(self._environ, home=str(self.home))
         self._background = background or BackgroundProcesses()

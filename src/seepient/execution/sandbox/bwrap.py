@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from seepient.execution.host_programs import host_program
 from seepient.execution.sandbox.host_view import HostView
 
 _PROBE_TIMEOUT_S = 10.0
@@ -133,7 +133,7 @@ class BwrapSandbox:
     _probe_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, bwrap: str | None = None) -> None:
-        self.bwrap = bwrap if bwrap is not None else shutil.which("bwrap")
+        self.bwrap = bwrap if bwrap is not None else host_program("bwrap")
 
     def probe(self) -> SandboxStatus:
         """Run ``bwrap … true`` once per bwrap binary and process; later calls return the cached answer."""
@@ -152,7 +152,7 @@ class BwrapSandbox:
 
     @staticmethod
     def _run_probe(bwrap: str) -> SandboxStatus:
-        true = shutil.which("true") or "/bin/true"
+        true = host_program("true") or "/bin/true"
         argv = [
             bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
             "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seepient.config.sensitive_paths import ETC_SECRETS, HOME_CREDENTIALS, HOST_SOCKETS
+from seepient.execution.host_programs import host_program
 
 _CACHE_SECONDS = 2.0
 """How long one view is reused: long enough that a run of shell steps shares it, short enough that a credential
@@ -143,7 +143,7 @@ def _git_identity(home: Path) -> dict[str, str]:
 
     ``git config --global`` only parses the user's files (``~/.gitconfig`` and what it includes, all the
     user's own); it runs from ``/`` so no repository is discovered, with no system config."""
-    git = shutil.which("git")
+    git = host_program("git")
     if git is None:
         return {}
     try:
