@@ -329,19 +329,16 @@ class ControlGuard:
             pending.append(child)
 
     def _hooks(self, relative: str, walk: _Walk, *, gitdir: str) -> None:
-        stack = [relative]
-        while stack:
-            current = stack.pop()
-            listing = self._list(current)
-            for name, is_dir, link in listing.names if listing is not None else ():
-                child = f"{current}/{name}"
-                if is_dir and not link:
-                    stack.append(child)
-                else:
-                    self._record(child, "hook", walk, gitdir=gitdir)
+        self._record_tree(relative, "hook", walk, gitdir=gitdir, folders=False)
 
     def _foreign_tree(self, relative: str, walk: _Walk) -> None:
         self._record(relative, "foreign", walk)
+        self._record_tree(relative, "foreign", walk, gitdir=None, folders=True)
+
+    def _record_tree(
+        self, relative: str, kind: ControlKind, walk: _Walk, *, gitdir: str | None, folders: bool
+    ) -> None:
+        """Every file below ``relative`` (and every folder, with ``folders``), up to ``_MAX_SUBTREE_FILES``."""
         stack = [relative]
         count = 0
         while stack and count < _MAX_SUBTREE_FILES:
@@ -351,10 +348,11 @@ class ControlGuard:
                 child = f"{current}/{name}"
                 if is_dir and not link:
                     stack.append(child)
-                    self._record(child, "foreign", walk)
+                    if not folders:
+                        continue
                 else:
                     count += 1
-                    self._record(child, "foreign", walk)
+                self._record(child, kind, walk, gitdir=gitdir)
 
     def _pointer(self, relative: str, walk: _Walk, *, gitdir: str | None) -> None:
         self._record(relative, "pointer", walk, gitdir=gitdir)

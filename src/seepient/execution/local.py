@@ -11,7 +11,7 @@ import shutil
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
 from seepient.execution.background import BackgroundProcesses
 from seepient.execution.commit import commit_change
@@ -183,6 +183,11 @@ async def sandboxed_argv(
     return full_argv, env
 
 
+class _JailPaths(NamedTuple):
+    readable: tuple[Path, ...]
+    hidden: tuple[Path, ...]
+
+
 class LocalExecutor:
     """Host access for tools on this machine. Paths it is handed are absolute and resolved by the path guard.
 
@@ -217,7 +222,7 @@ class LocalExecutor:
         self.workspace = workspace.resolve()
         # From the user's own settings only (never a project's): folders of the home shown back in the jail,
         # and more locations hidden there.
-        self._jail_paths = (tuple(jail_readable), tuple(jail_hidden))
+        self._jail_paths = _JailPaths(tuple(jail_readable), tuple(jail_hidden))
         # Every fetch goes through the SSRF-safe client; the policy comes from the `net` settings section.
         self.net_policy = net_policy or AddressPolicy()
         self._net_resolver = net_resolver
@@ -275,8 +280,8 @@ class LocalExecutor:
                 seepient_home=self.seepient_home,
                 environ=self._environ,
                 workspace=root,
-                readable=self._jail_paths[0],
-                hidden=self._jail_paths[1],
+                readable=self._jail_paths.readable,
+                hidden=self._jail_paths.hidden,
             ),
             read_only_inside=(),
             env=self._env,
@@ -440,8 +445,7 @@ class LocalExecutor:
                 max_output_bytes=self.max_output_bytes,
                 sandbox=self._bwrap,
                 egress=egress,
-                readable=self._jail_paths[0],
-                hidden=self._jail_paths[1],
+                **self._jail_paths._asdict(),
                 undo_planted=False,
             )
 
@@ -485,8 +489,7 @@ class LocalExecutor:
                 environ=self._environ,
                 sandbox=self._bwrap,
                 egress=egress,
-                readable=self._jail_paths[0],
-                hidden=self._jail_paths[1],
+                **self._jail_paths._asdict(),
             )
         except BaseException:
             await stack.aclose()
