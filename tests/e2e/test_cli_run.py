@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 
-from tests.conftest import BIN
 from tests.e2e.conftest import SECRET_MARKER, json_events
 
 
@@ -149,7 +148,7 @@ def test_missing_sandbox_is_a_clear_refusal(world, seepient):
     script = world.script(
         [{"tool_calls": [{"name": "shell", "arguments": {"command": "echo hi"}}]}, {"text": "ok"}]
     )
-    env = dict(world.env, PATH=str(BIN))  # no bwrap on this PATH
+    env = dict(world.env, SEEPIENT_BWRAP="/nonexistent/bwrap")  # as if bubblewrap were not installed
     proc = seepient("run", "x", "-y", "--model", f"replay:{script}", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     result = next(e for e in json_events(proc.stdout) if e["type"] == "tool_result")

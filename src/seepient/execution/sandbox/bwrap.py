@@ -133,7 +133,9 @@ class BwrapSandbox:
     _probe_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, bwrap: str | None = None) -> None:
-        self.bwrap = bwrap if bwrap is not None else host_program("bwrap")
+        # $SEEPIENT_BWRAP names a bubblewrap outside the system folders (the user's own environment, never
+        # the workspace's); otherwise it is looked for where a planted one cannot be (host_programs.py).
+        self.bwrap = bwrap if bwrap is not None else os.environ.get("SEEPIENT_BWRAP") or host_program("bwrap")
 
     def probe(self) -> SandboxStatus:
         """Run ``bwrap … true`` once per bwrap binary and process; later calls return the cached answer."""
