@@ -70,6 +70,7 @@ class SessionOptions:
     mode: str | None = None
     base_url: str | None = None
     sandbox: Literal["auto", "off"] | None = None
+    """``None``: the user's settings decide (a project's settings can never turn the sandbox off)."""
     auto_approve: bool = False
     approver: Approver | None = None
     surface: str = "sdk"
@@ -103,6 +104,10 @@ class SessionOptions:
     hooks: list[FunctionHook] = field(default_factory=list)
     """Python callables run as hooks after the settings' command hooks (the SDK's ``Agent(hooks=...)``; a
     parent session hands its own to a child)."""
+    project_trust: bool | None = None
+    """Whether the workspace's project settings are trusted: ``None`` lets the user's trust store decide (by
+    the hash of the settings file as loaded); the server passes its own decision (``trustedRoots``). Nothing
+    else, ``auto_approve`` included, trusts a project."""
 
 
 class Session:
@@ -167,10 +172,17 @@ class Session:
         workspace = workspace.resolve()
         paths = options.paths or SeepientPaths.from_env(dict(options.environ) if options.environ else None)
         # A sub-agent works under its parent's settings, never those of the checkout it works in.
+        workspace_rules = paths.workspace_rules(workspace, options.principal)
         settings = (
             options.subagent.settings
             if options.subagent is not None
-            else load_settings(workspace, paths=paths, config_file=options.config_file)
+            else load_settings(
+                workspace,
+                paths=paths,
+                config_file=options.config_file,
+                project_trust=options.project_trust,
+                workspace_rules=workspace_rules,
+            )
         )
         mode = normalise_mode(options.mode or settings.permissions.mode or "ask-untrusted")
         sandbox = options.sandbox or settings.execution.sandbox
@@ -236,9 +248,9 @@ class Session:
             options.approver,
             auto_approve=options.auto_approve,
             scopes=ScopeFinder(policy.workspace, policy.guard, home=policy.guard.home),
-            project_settings=None
-            if options.subagent is not None
-            else SeepientPaths.project_settings(policy.workspace),
+            # "Always for this project" is the user's decision: it goes to the user's rules for this workspace,
+            # never into the repository's file.
+            project_settings=None if options.subagent is not None else workspace_rules,
             on_grant=options.on_grant,
         )
         for kind, value in options.grants:
@@ -291,16 +303,13 @@ class Session:
         todo_tool = registry.get(TodoWriteTool.name)
         if isinstance(todo_tool, TodoWriteTool):
             todo_tool.bind(lambda items: events.emit(TodoUpdated, items=items))
-        if settings.ignored_project_hooks is not None:
+        if settings.project is not None and options.subagent is None:
+            project = settings.project
             context.assembled = dataclasses.replace(
                 context.assembled,
                 warnings=(
                     *context.assembled.warnings,
-                    ContextWarning(
-                        str(settings.ignored_project_hooks),
-                        "hooks in a project's settings are ignored (a cloned repository must not run commands "
-                        "on this machine); put hooks you trust in ~/.seepient/settings.json or a --config file",
-                    ),
+                    *(ContextWarning(str(project.path), line) for line in project.warnings(workspace)),
                 ),
             )
         loop = AgentLoop(
