@@ -108,6 +108,8 @@ def _read_bytes(workspace: Path, path: Path) -> bytes | None:
     folder = path.parent
     try:
         workspace_fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None  # no workspace, no project settings: whoever needs the folder says it is missing
     except OSError as exc:
         raise SettingsError(f"{workspace}: cannot open the workspace ({exc.strerror})") from None
     try:
