@@ -237,7 +237,7 @@ class ProjectPermissions(_Strict):
 
 
 class ProjectModels(_Strict):
-    default: str | None = Field(default=None, min_length=1)
+    default: str | None = None
     routes: dict[str, ProjectRoute] | None = None
     retry: ProjectRetry | None = None
     circuit_breaker: ProjectCircuitBreaker | None = Field(default=None, alias="circuitBreaker")

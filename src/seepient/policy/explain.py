@@ -84,7 +84,7 @@ class Explanation:
         if self.rule_source is not None:
             out["ruleSource"] = {"origin": self.rule_origin, "where": self.rule_source}
         project = self.project
-        if project is not None and project.file.exists:
+        if project is not None and project.changes:
             out["project"] = {
                 "path": str(project.path),
                 "trusted": project.trusted,

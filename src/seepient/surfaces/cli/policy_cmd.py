@@ -117,7 +117,7 @@ def _human(result: object) -> str:
         lines.append(f"  decided by: the {result.rule_origin} rule at {result.rule_source}")
     lines.append(f"  rules from: {'; '.join(result.sources) or 'no settings file has permission rules'}")
     project = result.project
-    if project is not None and project.file.exists:
+    if project is not None and project.changes:
         waiting = [change.key for change in project.ignored if change.needs_trust]
         never = [change.key for change in project.ignored if change.never]
         state = "trusted" if project.trusted else "not trusted"
