@@ -61,6 +61,22 @@ _NO_MODEL = (
 )
 
 
+def _ignored_model_choice(settings: Settings) -> str:
+    """Why the project's own model choice did not count, when it made one."""
+    project = settings.project
+    if project is None:
+        return ""
+    keys = [
+        c.key for c in project.ignored if c.key in ("models.default", "models.routes", "models.providers")
+    ]
+    if not keys:
+        return ""
+    return (
+        f" ({project.path} sets {', '.join(keys)}: a project's model choice counts only once you trust the "
+        "project, and its providers never do)"
+    )
+
+
 @dataclass
 class SessionOptions:
     """What a surface knows when it opens a session; anything left ``None`` comes from the settings."""
@@ -187,7 +203,7 @@ class Session:
         mode = normalise_mode(options.mode or settings.permissions.mode or "ask-untrusted")
         sandbox = options.sandbox or settings.execution.sandbox
         if not (options.model or settings.models.default or settings.models.routes):
-            raise SettingsError(_NO_MODEL)
+            raise SettingsError(_NO_MODEL + _ignored_model_choice(settings))
         router = options.router or ModelRouter(
             settings.models, model_override=options.model, base_url=options.base_url, environ=options.environ
         )
