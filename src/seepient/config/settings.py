@@ -457,7 +457,8 @@ class Settings(_Section):
     @property
     def project(self) -> ProjectReport | None:
         """What the project's settings file did in these settings (what applied, what was ignored and why, and
-        whether the project was trusted); ``None`` for settings not loaded from a workspace."""
+        whether the project was trusted); ``None`` when the workspace has no project settings file (or the
+        settings were not loaded from a workspace)."""
         return self._project
 
     @field_validator("mcp_servers")
@@ -603,8 +604,6 @@ def load_settings(
     an unreadable or invalid one stops the run. The returned ``settings.permissions.rule_sources`` keeps
     every source's rules apart, highest precedence first.
     """
-    from seepient.config.project_effect import applied_settings
-
     paths = paths or SeepientPaths.from_env()
     managed = managed_file if managed_file is not None else managed_settings_path()
     layers: list[tuple[RuleSourceKind, Path | None, str | None, dict[str, Any]]] = []
@@ -615,8 +614,16 @@ def load_settings(
     layers.append(("user", user_path, None, _canonical(user)))
     rules_path = workspace_rules if workspace_rules is not None else paths.workspace_rules(workspace)
     layers.append(("user", rules_path, None, _workspace_rules(rules_path)))
-    report = inspect_project(workspace, paths=paths, trust=project_trust, baseline=user)
-    layers.append(("project", report.path, None, applied_settings(report.changes, trusted=report.trusted)))
+    project_path = SeepientPaths.project_settings(workspace)
+    report: ProjectReport | None = None
+    if os.path.lexists(project_path) or os.path.islink(project_path.parent):
+        # Only a workspace with project settings pays for the project schema (most have none).
+        from seepient.config.project_effect import applied_settings
+
+        report = inspect_project(workspace, paths=paths, trust=project_trust, baseline=user)
+        layers.append(
+            ("project", report.path, None, applied_settings(report.changes, trusted=report.trusted))
+        )
     if config_file is not None:
         if not config_file.is_file():
             raise SettingsError(f"{config_file}: no such settings file")

@@ -5,6 +5,7 @@ terminal the first time a project's settings hold something only trust applies."
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -83,6 +84,9 @@ def ask_first_use(directory: Path) -> None:
     if not workspace.is_dir():
         return  # the session reports the missing workspace
     workspace = workspace.resolve()
+    project = SeepientPaths.project_settings(workspace)
+    if not (os.path.lexists(project) or os.path.islink(project.parent)):
+        return  # nothing to trust, and nothing to pay for
     paths = SeepientPaths.from_env()
     report = inspect_project(workspace, paths=paths)
     if report.trusted or not report.needs_trust:
