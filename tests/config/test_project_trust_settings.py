@@ -469,3 +469,14 @@ def test_the_report_says_what_trust_would_change(workspace, paths):
     warnings = report.warnings(workspace)
     assert "permissions.allow" in warnings[0] and "seepient trust" in warnings[0]
     assert "never set models.providers" in warnings[1]
+
+
+def test_a_workspace_at_the_home_folder_reads_the_users_file_once_as_the_users(tmp_path):
+    """Run in ``~`` with the default ``~/.seepient``: the "project" file is the user's own file, not a project's."""
+    home = tmp_path / "home"
+    seepient_home = home / ".seepient"
+    _write(seepient_home / "settings.json", {"permissions": {"allow": ["Shell(make)"]}, "someLaterKey": 1})
+    settings = load_settings(
+        home, paths=SeepientPaths(home=seepient_home), managed_file=tmp_path / "none.json"
+    )
+    assert _allow_rules(settings) == ["Shell(make)"] and settings.project is None

@@ -533,6 +533,22 @@ class _WorkspaceRulesFile(BaseModel):
     permissions: _WorkspaceRuleLists = Field(default_factory=_WorkspaceRuleLists)
 
 
+def has_project_settings(workspace: Path, paths: SeepientPaths) -> bool:
+    """Whether ``workspace`` has a project settings file (or a ``.seepient`` link, which is refused when read).
+
+    A workspace at the home folder has none: with the default ``$SEEPIENT_HOME`` its ``.seepient/`` is the
+    user's own folder, whose file is read as the user's."""
+    project = SeepientPaths.project_settings(workspace)
+    if os.path.islink(project.parent):
+        return True
+    if not os.path.lexists(project):
+        return False
+    try:
+        return not os.path.samefile(project, paths.user_settings)
+    except OSError:
+        return True
+
+
 def _workspace_rules(path: Path) -> dict[str, Any]:
     data = _read_json(path)
     try:
@@ -614,9 +630,8 @@ def load_settings(
     layers.append(("user", user_path, None, _canonical(user)))
     rules_path = workspace_rules if workspace_rules is not None else paths.workspace_rules(workspace)
     layers.append(("user", rules_path, None, _workspace_rules(rules_path)))
-    project_path = SeepientPaths.project_settings(workspace)
     report: ProjectReport | None = None
-    if os.path.lexists(project_path) or os.path.islink(project_path.parent):
+    if has_project_settings(workspace, paths):
         # Only a workspace with project settings pays for the project schema (most have none).
         from seepient.config.project_effect import applied_settings
 

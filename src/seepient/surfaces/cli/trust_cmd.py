@@ -54,6 +54,10 @@ def trust_command(
             raise typer.Exit(exit_codes.OK)
         from seepient.config.settings import inspect_project
 
+        if os.path.realpath(SeepientPaths.project_dir(workspace)) == os.path.realpath(paths.home):
+            raise SettingsError(
+                f"{workspace}/.seepient is your own Seepient folder; there is no project to trust"
+            )
         report = inspect_project(workspace, paths=paths, trust=False)
         for line in report.summary():
             typer.echo(line)
@@ -77,17 +81,16 @@ def ask_first_use(directory: Path) -> None:
     loads the file again and checks its hash, so a file changed after this question is untrusted."""
     from seepient.config import SeepientPaths
     from seepient.config.project_effect import TRUST_NOTE
-    from seepient.config.settings import inspect_project
+    from seepient.config.settings import has_project_settings, inspect_project
     from seepient.config.trust import TrustStore
 
     workspace = directory.expanduser()
     if not workspace.is_dir():
         return  # the session reports the missing workspace
     workspace = workspace.resolve()
-    project = SeepientPaths.project_settings(workspace)
-    if not (os.path.lexists(project) or os.path.islink(project.parent)):
-        return  # nothing to trust, and nothing to pay for
     paths = SeepientPaths.from_env()
+    if not has_project_settings(workspace, paths):
+        return  # nothing to trust, and nothing to pay for
     report = inspect_project(workspace, paths=paths)
     if report.trusted or not report.needs_trust:
         return

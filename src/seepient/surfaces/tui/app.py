@@ -149,7 +149,7 @@ class SeepientTui(App[int]):
         then reads the file again and checks its hash: a file changed after the question stays untrusted."""
         from seepient.config import SeepientPaths, SettingsError
         from seepient.config.project_effect import TRUST_NOTE
-        from seepient.config.settings import inspect_project
+        from seepient.config.settings import has_project_settings, inspect_project
         from seepient.config.trust import TrustStore
         from seepient.surfaces.tui.trust import TrustScreen
 
@@ -157,6 +157,8 @@ class SeepientTui(App[int]):
             return
         workspace = options.workspace.expanduser().resolve()
         paths = options.paths or SeepientPaths.from_env()
+        if not has_project_settings(workspace, paths):
+            return
         try:
             report = await asyncio.to_thread(inspect_project, workspace, paths=paths)
         except SettingsError:
