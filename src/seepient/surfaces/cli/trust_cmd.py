@@ -20,9 +20,9 @@ def register(app: typer.Typer) -> None:
 
 
 def trust_command(
-    directory: Annotated[Path, typer.Argument(help="The project folder (default: the current one).")] = Path(
-        "."
-    ),
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="The project folder (default: the current one).")
+    ] = Path("."),
     revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting the project.")] = False,
     list_trusted: Annotated[bool, typer.Option("--list", help="List the projects you trust.")] = False,
     yes: Annotated[
