@@ -23,13 +23,14 @@ def settings(tmp_path: Path) -> Path:
 
 
 def test_creates_the_directory_and_file_when_missing(settings):
-    settings.parent.parent.mkdir()
     assert add_allow_rule(settings, "Shell(git commit:*)") is True
     assert (
         settings.read_text()
         == '{\n  "permissions": {\n    "allow": [\n      "Shell(git commit:*)"\n    ]\n  }\n}\n'
     )
-    assert oct(settings.stat().st_mode & 0o777) == oct(0o644)
+    # The user's own state: readable by the user alone, folders included.
+    assert oct(settings.stat().st_mode & 0o777) == oct(0o600)
+    assert oct(settings.parent.stat().st_mode & 0o777) == oct(0o700)
 
 
 def test_appends_and_keeps_every_other_key_in_order(settings):

@@ -38,11 +38,27 @@ def test_precedence_and_rule_lists_add_up(tmp_path, paths):
     )
     extra = tmp_path / "extra.json"
     _write(extra, {"runtime": {"maxSteps": 7}})
-    s = load_settings(ws, paths=paths, config_file=extra, overrides={"execution": {"sandbox": "auto"}})
-    assert s.execution.default_timeout_ms == 2000
+    s = load_settings(
+        ws, paths=paths, config_file=extra, overrides={"execution": {"sandbox": "auto"}}, project_trust=True
+    )
+    assert s.execution.default_timeout_ms == 2000  # trusted: a longer timeout than the user's may apply
     assert s.execution.sandbox == "auto"
     assert s.runtime.max_steps == 7
     assert s.permissions.deny == ["Read(.env)", "Shell(rm:*)"]
+    untrusted = load_settings(ws, paths=paths, config_file=extra)
+    assert untrusted.execution.default_timeout_ms == 1000  # untrusted: only a stricter number applies
+    assert untrusted.permissions.deny == ["Read(.env)", "Shell(rm:*)"]
+
+
+def test_one_key_in_two_spellings_across_files_is_one_key(tmp_path, paths):
+    ws = tmp_path / "ws"
+    _write(paths.user_settings, {"runtime": {"max_steps": 10}})
+    extra = tmp_path / "extra.json"
+    _write(extra, {"runtime": {"maxSteps": 30}})
+    assert load_settings(ws, paths=paths, config_file=extra).runtime.max_steps == 30
+    _write(extra, {"runtime": {"max_steps": 30}})
+    _write(paths.user_settings, {"runtime": {"maxSteps": 10}})
+    assert load_settings(ws, paths=paths, config_file=extra).runtime.max_steps == 30
 
 
 def test_malformed_json_names_file_line_and_column(tmp_path, paths):

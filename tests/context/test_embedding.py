@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from seepient.config import SeepientPaths, SettingsError, load_settings
+from seepient.config import SeepientPaths, load_settings
 from seepient.context import embedding
 from seepient.context.embedding import (
     Embedder,
@@ -123,8 +123,12 @@ def test_only_the_users_own_settings_may_choose_the_model(tmp_path: Path) -> Non
     home.mkdir()
     paths = SeepientPaths(home=home)
     managed = tmp_path / "none.json"
-    with pytest.raises(SettingsError, match=r"knowledge\.embeddingModel: .*user settings"):
-        load_settings(workspace, paths=paths, managed_file=managed)
+    for spelling in ("embeddingModel", "embedding_model"):
+        project.write_text(json.dumps({"knowledge": {spelling: "./evil-model"}}))
+        for trusted in (False, True):
+            settings = load_settings(workspace, paths=paths, managed_file=managed, project_trust=trusted)
+            assert settings.knowledge.embedding_model is None
+            assert settings.project is not None and [c.key for c in settings.project.ignored] == ["knowledge"]
     project.write_text(json.dumps({"knowledge": {}}))
     assert load_settings(workspace, paths=paths, managed_file=managed).knowledge.embedding_model is None
     (home / "settings.json").write_text(json.dumps({"knowledge": {"embeddingModel": "/opt/models/minilm"}}))

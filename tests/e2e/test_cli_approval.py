@@ -70,12 +70,16 @@ def test_approve_always_writes_the_project_rule_and_the_next_run_does_not_ask(wo
     script = world.script([_shell("mkdir -p build/out"), {"text": "ok"}])
     term = Terminal(["run", "x", "--model", f"replay:{script}", "--json"], world.env, world.workspace)
     screen = term.expect("Approve?")
-    assert "[p] approve always in this project: adds Shell(mkdir:*) to .seepient/settings.json" in screen
+    assert "[p] approve always in this project: adds Shell(mkdir:*) to your rules for this project" in screen
     assert not settings.exists()
     term.send("p\n")
     code, out = term.finish()
     assert code == 0, term.screen.decode(errors="replace")
-    assert json.loads(settings.read_text()) == {"permissions": {"allow": ["Shell(mkdir:*)"]}}
+    # The user's decision lives in the user's state for this workspace, never in the repository.
+    assert not settings.exists()
+    (rules,) = (world.seepient_home / "projects").glob("*/settings.json")
+    assert json.loads(rules.read_text()) == {"permissions": {"allow": ["Shell(mkdir:*)"]}}
+    assert rules.parent.name.startswith("ws-")
     assert (world.workspace / "build" / "out").is_dir()
     (record,) = world.audit_records()
     assert record["approval"]["decision"] == "approve_project"

@@ -16,7 +16,8 @@ _PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
 
 
 def _routes(world, server: SSEReplayServer) -> None:
-    (world.workspace / ".seepient").mkdir(exist_ok=True)
+    # Providers and their base URLs come from the user's settings: a project never chooses them.
+    world.seepient_home.mkdir(exist_ok=True)
     settings = {
         "models": {
             "providers": {"local": {"type": "openai-chat", "baseUrl": server.base_url}},
@@ -27,7 +28,7 @@ def _routes(world, server: SSEReplayServer) -> None:
             "retry": {"maxAttempts": 1},
         }
     }
-    (world.workspace / ".seepient" / "settings.json").write_text(json.dumps(settings))
+    (world.seepient_home / "settings.json").write_text(json.dumps(settings))
 
 
 def test_image_goes_to_the_vision_route(world, seepient):

@@ -236,9 +236,16 @@ def test_networked_command_goes_only_through_the_filtering_proxy(world, seepient
 def test_a_repository_cannot_widen_the_network_allowlist(world, seepient):
     (world.workspace / ".seepient").mkdir()
     (world.workspace / ".seepient" / "settings.json").write_text('{"net": {"allowRanges": ["0.0.0.0/0"]}}')
-    proc = seepient("run", "x", "--model", "replay:whatever.yaml")
-    assert proc.returncode == 2
-    assert "network allowlists are honoured only" in proc.stderr
+    script = world.script(
+        [{"tool_calls": [{"name": "web_fetch", "arguments": {"url": "http://10.9.9.9/"}}]}, {"text": "ok"}]
+    )
+    for _ in ("untrusted", "trusted"):
+        proc = seepient("run", "x", "-y", "--model", f"replay:{script}", "--json")
+        assert proc.returncode == 0, proc.stderr
+        assert "never set net" in proc.stderr  # the run says what it ignored
+        result = next(e for e in json_events(proc.stdout) if e["type"] == "tool_result")
+        assert "refused" in result["output"] and "10.9.9.9" in result["output"], result["output"]
+        assert seepient("trust", "--yes", str(world.workspace)).returncode == 0
 
 
 def test_sandbox_run_network_goes_through_the_filtering_proxy(world, seepient):

@@ -48,7 +48,10 @@ def test_user_allowlist_opens_an_internal_range_and_a_project_one_is_refused(
         json.dumps({"net": {"allowRanges": ["0.0.0.0/0"]}})
     )
     refused = seepient("net", "check", "http://10.9.9.9/")
-    assert refused.returncode == 2 and "honoured only in the user settings" in refused.stderr
+    assert refused.returncode == 1  # the project's allowlist is ignored: the address stays refused
+    # Trusting the project changes nothing: a project never widens what may be reached.
+    assert seepient("trust", "--yes", str(world.workspace)).returncode == 0
+    assert seepient("net", "check", "http://10.9.9.9/").returncode == 1
 
 
 def test_bad_usage_exits_2(seepient: RunCli, world: Sandboxed) -> None:

@@ -70,16 +70,27 @@ def test_modes_change_the_verdict(explain) -> None:
     assert verdict(explain("--json", "--mode", "on-request", "--", "npm", "test"))["decision"] == "ask"
 
 
-def test_the_workspace_rules_apply_with_their_sources(explain, world) -> None:
+def test_the_workspace_rules_apply_with_their_sources(explain, world, seepient) -> None:
     project = world.workspace / ".seepient" / "settings.json"
     settings(project, {"deny": ["Read(.env)"], "allow": ["Shell(npm test)"]})
     settings(world.seepient_home / "settings.json", {"deny": ["Shell(git push:*)"]})
+    untrusted = verdict(explain("--json", "--", "npm", "test"))
+    assert untrusted["rule"] == "mode:ask-untrusted"  # the team's allow rule waits for trust
+    assert untrusted["project"] == {"path": str(project), "trusted": False, "ignored": ["permissions.allow"]}
+    assert seepient("trust", "--yes", str(world.workspace)).returncode == 0
     denied = verdict(explain("--json", "--", "cat", ".env"))
     assert (denied["decision"], denied["rule"]) == ("deny", "deny:Read(.env)")
     assert f"{project}: permissions.deny[0]" in denied["reasons"][0]
     pushed = verdict(explain("--json", "--", "git", "--no-pager", "push", "origin"))
     assert (pushed["decision"], pushed["rule"]) == ("deny", "deny:Shell(git push:*)")
-    assert verdict(explain("--json", "--", "npm", "test"))["rule"] == "allow:Shell(npm test)"
+    allowed = verdict(explain("--json", "--", "npm", "test"))
+    assert allowed["rule"] == "allow:Shell(npm test)"
+    # The team's rule is named as the project's, with its file and position.
+    assert allowed["ruleSource"] == {"origin": "project", "where": f"{project}: permissions.allow[0]"}
+    assert allowed["project"]["trusted"] is True
+    shown = explain("--", "npm", "test").stdout
+    assert f"decided by: the project rule at {project}: permissions.allow[0]" in shown
+    assert f"project settings: {project} (trusted)" in shown
     human = explain("--", "cat", ".env")
     assert human.returncode == 0
     assert human.stdout.startswith("DENY: run cat .env")
@@ -161,6 +172,8 @@ def test_a_malformed_rule_stops_seepient_run_too(world, seepient, tmp_path: Path
     settings(project, {"allow": ["Shell(npm test)", "Fetch(example.com)"]})
     script = world.script([{"tool_calls": [{"name": "shell", "arguments": {"command": "touch ran"}}]}])
     env = {**world.env, "SEEPIENT_MANAGED_SETTINGS": str(tmp_path / "none.json")}
+    # Allow rules are team rules: they are read (and checked) once the project is trusted.
+    assert seepient("trust", "--yes", str(world.workspace), env=env).returncode == 0
     done = seepient(
         "run", "go", "-y", "--model", f"replay:{script}", "--workspace", str(world.workspace), env=env
     )

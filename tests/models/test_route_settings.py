@@ -31,7 +31,7 @@ DESIGN_EXAMPLE = {
 }
 
 
-def load(tmp_path, user: dict, project: dict | None = None):
+def load(tmp_path, user: dict, project: dict | None = None, *, trusted: bool | None = None):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     (home / "settings.json").write_text(json.dumps(user))
@@ -39,7 +39,9 @@ def load(tmp_path, user: dict, project: dict | None = None):
     (workspace / ".seepient").mkdir(parents=True, exist_ok=True)
     if project is not None:
         (workspace / ".seepient" / "settings.json").write_text(json.dumps(project))
-    return load_settings(workspace, paths=SeepientPaths(home), managed_file=tmp_path / "none.json")
+    return load_settings(
+        workspace, paths=SeepientPaths(home), managed_file=tmp_path / "none.json", project_trust=trusted
+    )
 
 
 def test_the_design_example_loads_as_written(tmp_path):
@@ -71,9 +73,12 @@ def test_a_project_adds_routes_and_prices_over_the_user_file(tmp_path):
             "prices": {"local:big": {"input": 0.5, "output": 1.5}},
         }
     }
-    models = load(tmp_path, DESIGN_EXAMPLE, project).models
+    models = load(tmp_path, DESIGN_EXAMPLE, project, trusted=True).models
     assert set(models.routes) == {"text.standard", "commit.standard"}
     assert models.prices["local:big"].output == 1.5
+    # Routes and prices are team settings: an untrusted project's do not count.
+    models = load(tmp_path, DESIGN_EXAMPLE, project).models
+    assert set(models.routes) == {"text.standard"} and "local:big" not in models.prices
 
 
 @pytest.mark.parametrize(

@@ -250,7 +250,13 @@ async def test_project_hooks_are_ignored_with_a_warning(make_session, tmp_path, 
     await session.run("x")
     assert _results(events)[0].status == "ok"
     assert _hook_inputs(hooks_dir, "planted") == []
-    assert any("hooks in a project's settings are ignored" in str(w) for w in session.context.warnings)
+    assert any("never set hooks" in str(w) for w in session.context.warnings)
+    # Trusting the project changes nothing about it: a project never runs commands on this machine.
+    trusted, events = make_session([_call("glob", pattern="*"), {"text": "ok"}], project_trust=True)
+    await trusted.run("x")
+    assert _results(events)[0].status == "ok"
+    assert _hook_inputs(hooks_dir, "planted") == []
+    assert any("never set hooks" in str(w) for w in trusted.context.warnings)
 
 
 async def test_a_hook_whose_script_lives_in_the_workspace_is_refused(make_session, tmp_path):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from seepient.config import SettingsError
 from seepient.protocol import ToolResult
 from tests.execution.lsp_project import write_shop_project
 from tests.runtime.conftest import audit_lines
@@ -20,6 +20,12 @@ def _results(events: list[Any]) -> list[ToolResult]:
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+@pytest.fixture
+def make_session(make_session: Any) -> Any:
+    """The language servers here are the project's team settings: the workspace is trusted."""
+    return functools.partial(make_session, project_trust=True)
 
 
 JEDI_SETTINGS = {"lsp": {"servers": {"python": {"command": ["jedi-language-server"], "extensions": [".py"]}}}}
@@ -121,16 +127,18 @@ async def test_a_configured_server_that_does_not_exist_is_reported_and_the_sessi
     assert read.status == "ok"
 
 
+@pytest.mark.parametrize("trusted", [False, True])
 def test_a_project_cannot_run_its_language_server_outside_the_sandbox(
-    make_session: Any, tmp_path: Path
+    make_session: Any, tmp_path: Path, trusted: bool
 ) -> None:
     workspace = tmp_path / "ws"
     (workspace / ".seepient").mkdir()
     (workspace / ".seepient" / "settings.json").write_text(
         json.dumps({"lsp": {"servers": {"py": {"command": ["sh"], "extensions": [".py"], "sandbox": False}}}})
     )
-    with pytest.raises(SettingsError, match="cannot run a language server outside the sandbox"):
-        make_session([{"text": "x"}])
+    session, _ = make_session([{"text": "x"}], project_trust=trusted)
+    assert session.settings.lsp.servers == {}
+    assert any("never set lsp.servers.py" in str(w) for w in session.context.warnings)
 
 
 async def test_a_multi_file_patch_gets_diagnostics_for_every_file_it_left(

@@ -324,7 +324,8 @@ async def test_servers_that_fail_to_start_are_reported_and_the_session_goes_on(t
 
 async def test_project_servers_do_not_start_without_consent(tmp_path, make_session):
     _project_settings(tmp_path, {"mcpServers": {"time": TIME}})
-    session, events = make_session([{"text": "hello"}], auto_approve=True)
+    # Trusted, so its servers are configured at all; starting one still needs a person's consent.
+    session, events = make_session([{"text": "hello"}], auto_approve=True, project_trust=True)
     try:
         await session.run("hi")
     finally:
@@ -339,7 +340,7 @@ async def test_project_servers_do_not_start_without_consent(tmp_path, make_sessi
 async def test_project_server_starts_when_a_person_approves_it(tmp_path, make_session):
     _project_settings(tmp_path, {"mcpServers": {"time": TIME}})
     approver = ScriptedApprover((ApprovalDecision.APPROVE_ONCE, None))
-    session, events = make_session([{"text": "hello"}], approver=approver)
+    session, events = make_session([{"text": "hello"}], approver=approver, project_trust=True)
     try:
         await session.run("hi")
         assert "mcp__time__get_current_time" in session.registry.names()
@@ -356,7 +357,7 @@ async def test_a_project_cannot_change_a_user_server_without_consent(tmp_path, m
     _user_settings(tmp_path, {"mcpServers": {"time": TIME}})
     redefined = {"command": TIME["command"], "args": ["--local-timezone", "Asia/Tokyo"]}
     _project_settings(tmp_path, {"mcpServers": {"time": redefined}})
-    session, events = make_session([{"text": "hello"}])
+    session, events = make_session([{"text": "hello"}], project_trust=True)
     try:
         await session.run("hi")
     finally:

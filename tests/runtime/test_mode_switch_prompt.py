@@ -12,7 +12,8 @@ from tests.models.sse_server import Reply, SSEReplayServer
 
 async def test_the_next_request_states_the_new_consent_mode(tmp_path):
     workspace = tmp_path / "ws"
-    (workspace / ".seepient").mkdir(parents=True)
+    workspace.mkdir(parents=True)
+    (tmp_path / "h").mkdir()
     with SSEReplayServer() as server:
         settings = {
             "models": {
@@ -21,7 +22,8 @@ async def test_the_next_request_states_the_new_consent_mode(tmp_path):
                 "retry": {"maxAttempts": 1},
             }
         }
-        (workspace / ".seepient" / "settings.json").write_text(json.dumps(settings))
+        # Providers and their base URLs come from the user's settings: a project never chooses them.
+        (tmp_path / "h" / "settings.json").write_text(json.dumps(settings))
         server.queue(Reply.synthesized("one"), Reply.synthesized("two"))
         session = Session.open(
             SessionOptions(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from seepient.config import SeepientPaths
 from seepient.policy.engine import RULE_UNVERIFIABLE
 from seepient.protocol import (
     ApprovalDecision,
@@ -194,13 +195,15 @@ async def test_an_ask_no_mode_may_skip_is_approved_once_however_it_is_answered(m
 
 async def test_approve_always_writes_the_rule_and_the_next_session_does_not_ask(make_session, tmp_path: Path):
     settings = _project_settings(tmp_path / "ws", deny=["Read(.env)"])
+    before = settings.read_bytes()
     person = ScopedApprover((ApprovalDecision.APPROVE_PROJECT, None))
     session, events = make_session([_call("shell", command="touch one"), {"text": "ok"}], approver=person)
     await session.run("x")
     assert _results(events)[0].status == "ok"
-    assert json.loads(settings.read_text()) == {
-        "permissions": {"deny": ["Read(.env)"], "allow": ["Shell(touch:*)"]}
-    }
+    # The answer is the user's: it goes to the user's rules for this workspace, the repository is untouched.
+    assert settings.read_bytes() == before
+    rules = SeepientPaths(home=tmp_path / "seepient-home").workspace_rules(session.workspace)
+    assert json.loads(rules.read_text()) == {"permissions": {"allow": ["Shell(touch:*)"]}}
     (line,) = audit_lines(session)
     assert line["approval"]["decision"] == "approve_project" and line["approval"]["scope"] == "Shell(touch:*)"
 

@@ -30,7 +30,8 @@ _PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 24).decode()
 
 def _open(tmp_path: Path, server: SSEReplayServer, **options: object) -> Session:
     workspace = tmp_path / "ws"
-    (workspace / ".seepient").mkdir(parents=True, exist_ok=True)
+    workspace.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "home").mkdir(exist_ok=True)
     settings = {
         "models": {
             "providers": {"local": {"type": "openai-chat", "baseUrl": server.base_url}},
@@ -43,7 +44,8 @@ def _open(tmp_path: Path, server: SSEReplayServer, **options: object) -> Session
             "retry": {"maxAttempts": 1},
         }
     }
-    (workspace / ".seepient" / "settings.json").write_text(json.dumps(settings))
+    # Providers and their base URLs come from the user's settings: a project never chooses them.
+    (tmp_path / "home" / "settings.json").write_text(json.dumps(settings))
     return Session.open(
         SessionOptions(workspace=workspace, paths=SeepientPaths(home=tmp_path / "home"), **options)  # type: ignore[arg-type]
     )

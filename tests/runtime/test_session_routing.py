@@ -13,7 +13,8 @@ from tests.models.sse_server import Reply, SSEReplayServer
 
 async def test_route_falls_back_before_the_first_token(tmp_path):
     workspace = tmp_path / "ws"
-    (workspace / ".seepient").mkdir(parents=True)
+    workspace.mkdir(parents=True)
+    (tmp_path / "home").mkdir()
     with SSEReplayServer() as server:
         settings = {
             "models": {
@@ -22,7 +23,8 @@ async def test_route_falls_back_before_the_first_token(tmp_path):
                 "retry": {"maxAttempts": 1},
             }
         }
-        (workspace / ".seepient" / "settings.json").write_text(json.dumps(settings))
+        # Providers and their base URLs come from the user's settings: a project never chooses them.
+        (tmp_path / "home" / "settings.json").write_text(json.dumps(settings))
         server.queue(Reply.error(404, "no such model: big"), Reply.synthesized("small answered"))
         session = Session.open(
             SessionOptions(workspace=workspace, paths=SeepientPaths(home=tmp_path / "home"))

@@ -275,8 +275,15 @@ def test_project_settings_may_not_configure_web_search(tmp_path: Path) -> None:
         )
     )
     home = tmp_path / "sh"
-    with pytest.raises(SettingsError, match="webSearch"):
-        load_settings(workspace, paths=SeepientPaths(home=home), managed_file=tmp_path / "none.json")
+    for trusted in (False, True):
+        settings = load_settings(
+            workspace,
+            paths=SeepientPaths(home=home),
+            managed_file=tmp_path / "none.json",
+            project_trust=trusted,
+        )
+        assert settings.web_search.backend is None and settings.web_search.url is None
+        assert settings.project is not None and [c.key for c in settings.project.ignored] == ["webSearch"]
     home.mkdir()
     (home / "settings.json").write_text(
         json.dumps({"webSearch": {"backend": "searxng", "url": "https://s.example"}})

@@ -1,9 +1,12 @@
-"""Writes "approve always for this project" answers into ``<workspace>/.seepient/settings.json``.
+"""Writes "approve always for this project" answers into the user's own rules for the workspace
+(``$SEEPIENT_HOME/projects/<workspace id>/settings.json``, see ``SeepientPaths.workspace_rules``).
 
-Only Seepient writes there (self-protection refuses the model every write to ``.seepient/``). The rule is
-added to ``permissions.allow``; every other key is kept as it was. The new file is written beside the old
-one, fsynced and renamed over it, and the directory is fsynced, so a crash at any moment leaves either the
-old settings or the new ones, never a torn file.
+The answer is the user's decision, so it lives in the user's state keyed by the workspace, never in the
+repository's ``.seepient/settings.json`` (that file holds the team's rules, which count only once the user
+trusts the project). The model can write neither: self-protection refuses it all of ``$SEEPIENT_HOME``. The
+rule is added to ``permissions.allow``; every other key is kept as it was. The new file is written beside the
+old one (mode 0600, in folders made 0700), fsynced and renamed over it, and the folder is fsynced, so a crash
+at any moment leaves either the old rules or the new ones, never a torn file.
 """
 
 from __future__ import annotations
@@ -19,15 +22,15 @@ from typing import Any
 
 from seepient.policy.rules import PolicyRuleError, parse_rule
 
-_NEW_FILE_MODE = 0o644
+_NEW_FILE_MODE = 0o600
 
 
 class ProjectSettingsError(Exception):
-    """The project settings cannot take the rule; the message names the file and what to fix."""
+    """The rules file cannot take the rule; the message names the file and what to fix."""
 
 
 def add_allow_rule(settings_path: Path, rule: str) -> bool:
-    """Append ``rule`` to ``permissions.allow`` in ``settings_path`` (created when missing).
+    """Append ``rule`` to ``permissions.allow`` in ``settings_path`` (created, with its folders, when missing).
 
     Returns False when the rule was already there (nothing is written). Raises ``ProjectSettingsError``
     when the file cannot be read as settings or cannot be replaced; the old file is then untouched.
@@ -39,10 +42,10 @@ def add_allow_rule(settings_path: Path, rule: str) -> bool:
     directory = settings_path.parent
     if directory.is_symlink():
         raise ProjectSettingsError(
-            f"{directory} is a symbolic link; Seepient writes project settings only into a real directory"
+            f"{directory} is a symbolic link; Seepient writes these rules only into a real directory"
         )
     try:
-        directory.mkdir(mode=0o755, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as exc:
         raise ProjectSettingsError(
@@ -70,7 +73,9 @@ def _load(path: Path) -> tuple[dict[str, Any], int]:
     except FileNotFoundError:
         return {}, _NEW_FILE_MODE
     except OSError as exc:
-        raise ProjectSettingsError(f"{path}: cannot read the project settings ({exc.strerror})") from exc
+        raise ProjectSettingsError(
+            f"{path}: cannot read the rules for this project ({exc.strerror})"
+        ) from exc
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
         raise ProjectSettingsError(
             f"{path} is not a regular file; replace it with a JSON file to let Seepient add rules to it"
@@ -78,7 +83,7 @@ def _load(path: Path) -> tuple[dict[str, Any], int]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ProjectSettingsError(f"{path}: cannot read the project settings ({exc})") from exc
+        raise ProjectSettingsError(f"{path}: cannot read the rules for this project ({exc})") from exc
     if not text.strip():
         return {}, stat.S_IMODE(info.st_mode)
     try:
@@ -119,7 +124,7 @@ def _replace_atomically(path: Path, data: bytes, *, mode: int, dir_fd: int) -> N
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise ProjectSettingsError(
-            f"{path}: cannot write the project settings ({exc.strerror or exc})"
+            f"{path}: cannot write the rules for this project ({exc.strerror or exc})"
         ) from exc
     # The rename is durable only once the directory entry is on disk.
     os.fsync(dir_fd)

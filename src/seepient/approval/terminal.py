@@ -91,7 +91,8 @@ def render_request(request: ApprovalRequest, *, colour: bool) -> str:
         out.append("  [a] approve for this session: " + "; ".join(s.label for s in request.scopes))
     if request.project_rule:
         out.append(
-            f"  [p] approve always in this project: adds {request.project_rule} to .seepient/settings.json"
+            f"  [p] approve always in this project: adds {request.project_rule} to your rules for this "
+            "project (kept in your Seepient folder, not in the repository)"
         )
     out.append("  [n] reject, and tell the model why")
     if not request.scopes:
@@ -158,7 +159,7 @@ class TerminalApprover:
                     decision=ApprovalDecision.APPROVE_SESSION, digest=digest, scope=scope.kind
                 )
             if answer in ("p", "project", "always") and request.project_rule:
-                self._say(f"  adding {request.project_rule} to the project settings\n")
+                self._say(f"  adding {request.project_rule} to your rules for this project\n")
                 return ApprovalResponse(
                     decision=ApprovalDecision.APPROVE_PROJECT, digest=digest, scope=request.project_rule
                 )

@@ -43,6 +43,22 @@ class SeepientPaths:
     def audit_log(self) -> Path:
         return self.home / "audit.log"
 
+    @property
+    def trust_store(self) -> Path:
+        """The workspaces the user trusts, each with the SHA-256 of the project settings it trusted."""
+        return self.home / "trusted-projects.json"
+
+    def workspace_rules(self, workspace: Path, principal: str | None = None) -> Path:
+        """The user's own rules for one workspace: the "always for this project" answers.
+
+        They live here, not in the repository, because they are the user's decision; a server keeps one file
+        per principal, so one person's answer never speaks for another."""
+        folder = self.home / "projects" / workspace_id(workspace)
+        if principal is not None:
+            digest = hashlib.sha256(principal.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+            folder = folder / "principals" / digest
+        return folder / "settings.json"
+
     @staticmethod
     def project_dir(workspace: Path) -> Path:
         return workspace / ".seepient"

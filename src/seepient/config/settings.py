@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -25,6 +25,9 @@ from pydantic import (
 )
 
 from seepient.config.paths import SeepientPaths
+
+if TYPE_CHECKING:
+    from seepient.config.project_effect import ProjectReport
 
 ConsentMode = Literal["always-ask", "ask-untrusted", "auto", "autonomous-trusted"]
 MODE_ALIASES = {"on-request": "ask-untrusted", "bypass": "autonomous-trusted"}
@@ -138,6 +141,7 @@ class ProviderSettings(_Section):
 
 
 ROUTE_PURPOSES = ("text", "commit", "plan", "vision", "media")
+_Routes = TypeVar("_Routes", bound=Mapping[str, Any])
 ROUTE_TIERS = ("standard", "complex", "efficient")
 
 
@@ -185,14 +189,19 @@ class ModelSettings(_Section):
     @field_validator("routes")
     @classmethod
     def _route_keys(cls, routes: dict[str, RouteSettings]) -> dict[str, RouteSettings]:
-        for key in routes:
-            purpose, dot, tier = key.partition(".")
-            if not dot or purpose not in ROUTE_PURPOSES or tier not in ROUTE_TIERS:
-                raise ValueError(
-                    f"route {key!r} must be PURPOSE.TIER with PURPOSE one of {', '.join(ROUTE_PURPOSES)} "
-                    f"and TIER one of {', '.join(ROUTE_TIERS)}, e.g. 'text.standard'"
-                )
-        return routes
+        return check_route_keys(routes)
+
+
+def check_route_keys(routes: _Routes) -> _Routes:
+    """Raise ``ValueError`` unless every key of ``routes`` is ``PURPOSE.TIER``."""
+    for key in routes:
+        purpose, dot, tier = key.partition(".")
+        if not dot or purpose not in ROUTE_PURPOSES or tier not in ROUTE_TIERS:
+            raise ValueError(
+                f"route {key!r} must be PURPOSE.TIER with PURPOSE one of {', '.join(ROUTE_PURPOSES)} "
+                f"and TIER one of {', '.join(ROUTE_TIERS)}, e.g. 'text.standard'"
+            )
+    return routes
 
 
 class MtlsSettings(_Section):
@@ -276,9 +285,9 @@ class HookSettings(_Section):
         {"hooks": {"preToolUse": [{"matcher": "shell|edit_file", "command": "~/bin/check", "timeoutMs": 10000}],
                    "postToolUse": [...], "sessionStart": [{"command": "..."}], "stop": [{"command": "..."}]}}
 
-    Lists from the user file, a ``--config`` file and the managed file add up. A project's own settings may
-    not define command hooks: a cloned repository would otherwise run its commands on this machine the
-    moment Seepient opens it, so they are ignored with a warning (``ignored_project_hooks``).
+    Lists from the user file, a ``--config`` file and the managed file add up. A project's own settings never
+    define command hooks, trusted or not: a cloned repository would otherwise run its commands on this machine
+    the moment Seepient opens it, so they are ignored with a warning (see ``project_effect``).
     """
 
     pre_tool_use: list[HookCommand] = Field(default_factory=list, alias="preToolUse")
@@ -438,7 +447,7 @@ class Settings(_Section):
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict, alias="mcpServers")
     enabled_project_mcp_servers: list[str] = Field(default_factory=list, alias="enabledProjectMcpServers")
-    """MCP servers a project's own settings define that may start without asking (``*`` for all). Honoured
+    """MCP servers a trusted project's settings define that may start without asking (``*`` for all). Honoured
     only outside the project's settings: a repository cannot vouch for itself."""
     context: ContextSettings = Field(default_factory=ContextSettings)
     instructions: str | list[str] | None = None
@@ -448,12 +457,14 @@ class Settings(_Section):
     lsp: LspSettings = Field(default_factory=LspSettings)
     subagents: SubagentSettings = Field(default_factory=lambda: SubagentSettings())
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
-    _ignored_project_hooks: Path | None = PrivateAttr(default=None)
+    _project: ProjectReport | None = PrivateAttr(default=None)
 
     @property
-    def ignored_project_hooks(self) -> Path | None:
-        """The project settings file whose ``hooks`` block was ignored (see ``HookSettings``), for a warning."""
-        return self._ignored_project_hooks
+    def project(self) -> ProjectReport | None:
+        """What the project's settings file did in these settings (what applied, what was ignored and why, and
+        whether the project was trusted); ``None`` when the workspace has no project settings file (or the
+        settings were not loaded from a workspace)."""
+        return self._project
 
     @field_validator("mcp_servers")
     @classmethod
@@ -508,6 +519,89 @@ def _validate(data: dict[str, Any], source: str) -> Settings:
         raise SettingsError(f"{source}: {where}: {first['msg']}") from exc
 
 
+def _canonical(settings: Settings) -> dict[str, Any]:
+    """The keys a file set, in one spelling: ``max_steps`` in one file and ``maxSteps`` in the next are one key."""
+    return settings.model_dump(by_alias=True, exclude_unset=True)
+
+
+class _WorkspaceRuleLists(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+
+class _WorkspaceRulesFile(BaseModel):
+    """The user's own rules for one workspace (``SeepientPaths.workspace_rules``): permission lists only."""
+
+    model_config = ConfigDict(extra="forbid")
+    permissions: _WorkspaceRuleLists = Field(default_factory=_WorkspaceRuleLists)
+
+
+def has_project_settings(workspace: Path, paths: SeepientPaths) -> bool:
+    """Whether ``workspace`` has a project settings file (or a ``.seepient`` link, which is refused when read).
+
+    A workspace at the home folder has none: with the default ``$SEEPIENT_HOME`` its ``.seepient/`` is the
+    user's own folder, whose file is read as the user's."""
+    project = SeepientPaths.project_settings(workspace)
+    if os.path.islink(project.parent):
+        return True
+    if not os.path.lexists(project):
+        return False
+    try:
+        return not os.path.samefile(project, paths.user_settings)
+    except OSError:
+        return True
+
+
+def _workspace_rules(path: Path) -> dict[str, Any]:
+    data = _read_json(path)
+    try:
+        rules = _WorkspaceRulesFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SettingsError(
+            f"{path}: {where}: {first['msg']} (this file holds only the permission rules you answered "
+            '"always for this project" with)'
+        ) from exc
+    return rules.model_dump(exclude_defaults=True)
+
+
+def inspect_project(
+    workspace: Path,
+    *,
+    paths: SeepientPaths | None = None,
+    trust: bool | None = None,
+    baseline: Settings | None = None,
+) -> ProjectReport:
+    """Read and judge ``workspace``'s project settings: what each key would do before and after trust, and
+    whether the project is trusted now.
+
+    ``trust`` is the caller's decision when given (the server decides by its ``trustedRoots``); ``None`` asks
+    the user's trust store, by the SHA-256 of the very bytes read here, and only when trusting would change
+    something. ``baseline`` is the user's settings the project's limits and mode are compared with (read from
+    the user file when ``None``). Surfaces call this to ask about trust before opening a session; so can the
+    editor protocol (ACP) when it comes."""
+    from seepient.config.project import parse_project_settings, read_project_file
+    from seepient.config.project_effect import ProjectReport, judge
+    from seepient.config.trust import TrustStore
+
+    paths = paths or SeepientPaths.from_env()
+    file = read_project_file(workspace)
+    _refuse_managed_only_keys(file.data, str(file.path))
+    project = parse_project_settings(file)
+    if baseline is None:
+        baseline = _validate(_read_json(paths.user_settings), str(paths.user_settings))
+    changes = judge(project, baseline)
+    if trust is not None:
+        return ProjectReport(file, changes, trusted=trust, decided_by="caller")
+    if not any(change.needs_trust for change in changes):
+        return ProjectReport(file, changes, trusted=False, decided_by="nothing to trust")
+    trusted = TrustStore(paths.trust_store).is_trusted(workspace, file.sha256)
+    return ProjectReport(file, changes, trusted=trusted, decided_by="trust store")
+
+
 def load_settings(
     workspace: Path,
     *,
@@ -515,9 +609,17 @@ def load_settings(
     config_file: Path | None = None,
     overrides: dict[str, Any] | None = None,
     managed_file: Path | None = None,
+    project_trust: bool | None = None,
+    workspace_rules: Path | None = None,
 ) -> Settings:
-    """Read user, project, ``--config`` file, flag overrides and the managed file, later ones winning; each is
-    validated alone first so an error names the file it came from.
+    """Read user, the user's rules for this workspace, project, ``--config`` file, flag overrides and the managed
+    file, later ones winning; each is validated alone first so an error names the file it came from.
+
+    The project file counts only as far as ``project_effect`` lets it: before trust it can only make Seepient
+    stricter, after trust it adds team settings, and it never decides where credentials go, what runs on the
+    host or where execution happens (``settings.project`` says what applied and what was ignored).
+    ``project_trust`` and ``workspace_rules`` (default ``paths.workspace_rules(workspace)``) are described at
+    ``inspect_project`` and ``SeepientPaths.workspace_rules``.
 
     ``managed_file`` defaults to ``managed_settings_path()``; a missing managed file means no managed settings,
     an unreadable or invalid one stops the run. The returned ``settings.permissions.rule_sources`` keeps
@@ -525,74 +627,48 @@ def load_settings(
     """
     paths = paths or SeepientPaths.from_env()
     managed = managed_file if managed_file is not None else managed_settings_path()
-    merged: dict[str, Any] = {}
-    files: list[tuple[RuleSourceKind, Path]] = [
-        ("user", paths.user_settings),
-        ("project", SeepientPaths.project_settings(workspace)),
-    ]
+    layers: list[tuple[RuleSourceKind, Path | None, str | None, dict[str, Any]]] = []
+    user_path = paths.user_settings
+    user_data = _read_json(user_path)
+    _refuse_managed_only_keys(user_data, str(user_path))
+    user = _validate(user_data, str(user_path))
+    layers.append(("user", user_path, None, _canonical(user)))
+    rules_path = workspace_rules if workspace_rules is not None else paths.workspace_rules(workspace)
+    layers.append(("user", rules_path, None, _workspace_rules(rules_path)))
+    report: ProjectReport | None = None
+    if has_project_settings(workspace, paths):
+        # Only a workspace with project settings pays for the project schema (most have none).
+        from seepient.config.project_effect import applied_settings
+
+        report = inspect_project(workspace, paths=paths, trust=project_trust, baseline=user)
+        layers.append(
+            ("project", report.path, None, applied_settings(report.changes, trusted=report.trusted))
+        )
     if config_file is not None:
         if not config_file.is_file():
             raise SettingsError(f"{config_file}: no such settings file")
-        files.append(("command-line", config_file))
-    found: list[RuleSource] = []
-    ignored_hooks: Path | None = None
-    for kind, path in files:
-        data = _read_json(path)
-        if kind == "project" and data.get("net"):
-            # A repository's own settings must not widen what Seepient may reach on the network (an
-            # allowRanges of 0.0.0.0/0 in a cloned repo would reopen every SSRF target).
-            raise SettingsError(
-                f"{path}: net: network allowlists are honoured only in the user settings, the managed "
-                "settings or a --config file; move this block there"
-            )
-        if kind == "project" and "enabledProjectMcpServers" in data:
-            raise SettingsError(
-                f"{path}: enabledProjectMcpServers: a project cannot approve its own MCP servers; list them in "
-                "the user settings (~/.seepient/settings.json) or a --config file instead"
-            )
-        if kind == "project" and data.get("webSearch"):
-            raise SettingsError(
-                f"{path}: webSearch: the search backend and its key are honoured only in the user settings, the "
-                "managed settings or a --config file; move this block there"
-            )
-        knowledge = data.get("knowledge")
-        if kind == "project" and isinstance(knowledge, dict) and "embeddingModel" in knowledge:
-            raise SettingsError(
-                f"{path}: knowledge.embeddingModel: the embedding model is honoured only in the user settings, the "
-                "managed settings or a --config file (loading a model can run code); move it there"
-            )
-        checked = _validate(data, str(path))
-        if kind == "project" and any(
-            server and not server.sandbox for server in checked.lsp.servers.values()
-        ):
-            # A repository may name its language servers, but they read its code jailed like any command.
-            raise SettingsError(
-                f"{path}: lsp.servers: a project cannot run a language server outside the sandbox; remove "
-                '"sandbox": false, or move the server to the user settings or a --config file'
-            )
-        if kind == "project" and data.get("hooks"):
-            # A cloned repository must not run commands on this machine just by being opened: project hooks
-            # are ignored (the session warns); the user's own settings, --config or managed settings may hold them.
-            data = {k: v for k, v in data.items() if k != "hooks"}
-            ignored_hooks = path
-        _refuse_managed_only_keys(data, str(path))
-        merged = _merge(merged, data)
-        found.append(_rule_source(kind, checked.permissions, path=path))
+        data = _read_json(config_file)
+        _refuse_managed_only_keys(data, str(config_file))
+        layers.append(("command-line", config_file, None, _canonical(_validate(data, str(config_file)))))
     if overrides:
-        checked = _validate(overrides, "command-line flags")
         _refuse_managed_only_keys(overrides, "command-line flags")
-        merged = _merge(merged, overrides)
-        found.append(_rule_source("command-line", checked.permissions, name="command-line flags"))
+        checked = _validate(overrides, "command-line flags")
+        layers.append(("command-line", None, "command-line flags", _canonical(checked)))
     managed_data = _read_json(managed)
     managed_permissions = _validate(managed_data, str(managed)).permissions
     disabled = tuple(
         _managed_mode(mode, f"{managed}: permissions.disabledModes[{index}]")
         for index, mode in enumerate(managed_permissions.disabled_modes)
     )
-    merged = _merge(merged, managed_data)
-    found.append(_rule_source("managed", managed_permissions, path=managed))
+    layers.append(("managed", managed, None, _canonical(_validate(managed_data, str(managed)))))
+    merged: dict[str, Any] = {}
+    found: list[RuleSource] = []
+    for kind, path, name, data in layers:
+        merged = _merge(merged, data)
+        permissions = PermissionSettings.model_validate(data.get("permissions", {}))
+        found.append(_rule_source(kind, permissions, path=path, name=name))
     settings = _validate(merged, "settings")
-    settings._ignored_project_hooks = ignored_hooks
+    settings._project = report
     order = {kind: rank for rank, kind in enumerate(SOURCE_PRECEDENCE)}
     # Flags are typed for this run and outrank the --config file; otherwise the fixed precedence decides.
     ranked = sorted(

@@ -3,7 +3,9 @@
 The action is prepared the way the real tool prepares it (the shell, read_file and web_fetch tools'
 own ``prepare``; for edits and writes the same path resolution and pre-image the edit tools use) and
 judged by the real engine with the real settings of the workspace: managed, command-line, project and
-user rules, in that precedence.
+user rules, in that precedence. The project's rules count as a session would count them: before the user trusts
+the project only its deny and ask rules do, and the explanation says what was left out and names the file and
+position of the rule that decided.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from seepient.config.paths import SeepientPaths
 from seepient.config.settings import SettingsError, load_settings, normalise_mode
@@ -35,6 +37,9 @@ from seepient.protocol import (
     new_id,
 )
 from seepient.tools.base import ToolContext, ToolInputError
+
+if TYPE_CHECKING:
+    from seepient.config.project_effect import ProjectReport
 
 TargetKind = Literal["shell", "read", "edit", "write", "fetch"]
 TARGET_KINDS: tuple[TargetKind, ...] = ("shell", "read", "edit", "write", "fetch")
@@ -60,16 +65,32 @@ class Explanation:
     action: PreparedActionDraft | None = None
     parsed: bool = True
     sources: tuple[str, ...] = field(default=())
+    rule_origin: str | None = None
+    """Which kind of source the deciding rule came from (``project``, ``user``, ``managed``…), if a rule decided."""
+    rule_source: str | None = None
+    """Where a person finds that rule: ``/ws/.seepient/settings.json: permissions.allow[0]``."""
+    project: ProjectReport | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The documented object: decision, reasons, rule, commands (argv and binary) and capabilities."""
-        return {
+        """The documented object: decision, reasons, rule, commands (argv and binary) and capabilities; with
+        ``ruleSource`` when a rule decided and ``project`` when the workspace has project settings."""
+        out: dict[str, Any] = {
             "decision": self.decision.value,
             "reasons": list(self.reasons),
             "rule": self.rule,
             "commands": [{"argv": list(c.argv), "binary": c.binary} for c in self.commands],
             "capabilities": [c.value for c in self.capabilities],
         }
+        if self.rule_source is not None:
+            out["ruleSource"] = {"origin": self.rule_origin, "where": self.rule_source}
+        project = self.project
+        if project is not None and project.changes:
+            out["project"] = {
+                "path": str(project.path),
+                "trusted": project.trusted,
+                "ignored": [change.key for change in project.ignored],
+            }
+        return out
 
 
 def explain(
@@ -127,7 +148,13 @@ async def explain_async(
         workspace, seepient_home=paths.home, mode=chosen, permissions=settings.permissions, home=home
     )
     sources = tuple(source.label for source in settings.permissions.rule_sources.sources)
-    common: dict[str, Any] = {"mode": engine.mode, "kind": kind, "target": target, "sources": sources}
+    common: dict[str, Any] = {
+        "mode": engine.mode,
+        "kind": kind,
+        "target": target,
+        "sources": sources,
+        "project": settings.project,
+    }
     ctx = ToolContext(
         workspace=workspace,
         session_id="explain",
@@ -152,6 +179,7 @@ async def explain_async(
         capabilities = (Capability.WRITE_WORKSPACE,)
     elif isinstance(payload, FetchRequest):
         capabilities = (Capability.NETWORK,)
+    deciding = _deciding_rule(engine, verdict.rule)
     return Explanation(
         verdict.decision,
         verdict.reasons,
@@ -160,8 +188,18 @@ async def explain_async(
         capabilities=capabilities,
         action=draft,
         parsed=parsed,
+        rule_origin=deciding.origin if deciding is not None else None,
+        rule_source=deciding.source if deciding is not None else None,
         **common,
     )
+
+
+def _deciding_rule(engine: PolicyEngine, rule: str | None) -> Any:
+    """The permission rule a verdict named (``allow:Shell(npm test)``), highest precedence first, or None."""
+    kind, _, text = (rule or "").partition(":")
+    if kind not in ("allow", "ask", "deny") or not text:
+        return None
+    return next((r for r in getattr(engine.rules, kind) if r.text == text), None)
 
 
 async def _prepare(kind: TargetKind, target: str, ctx: ToolContext) -> PreparedActionDraft:

@@ -3,7 +3,8 @@ audited action), and reporting what went wrong as ``error`` events while the ses
 
 Servers from the user's own settings (``~/.seepient/settings.json``, ``--config``, managed settings) start
 when the session's first turn begins. A server a *project's* settings define (or change) comes from a
-repository someone else may have written, and starting it runs its command on this machine, so it starts
+repository someone else may have written: it is configured at all only once the user trusts the project
+(``config/project_effect.py``), and even then starting it runs its command on this machine, so it starts
 only when the user's own settings list it in ``enabledProjectMcpServers`` (``"*"`` for all) or a person
 approves it when asked; ``-y`` does not count as that consent, and a run with no one to ask does not start it
 and says so.
@@ -12,14 +13,13 @@ and says so.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from seepient.approval import Approver
 from seepient.audit.log import AuditLog
 from seepient.audit.record import AuditOutcome, AuditRecord, OutcomeStatus
-from seepient.config import SeepientPaths, Settings
+from seepient.config import Settings
 from seepient.config.settings import McpServerSettings
 from seepient.protocol import (
     ActionKind,
@@ -48,16 +48,6 @@ RULE_PROJECT_SERVER = "mcp:project_server"
 _START_TOOL = "mcp_server_start"
 
 
-def project_server_names(workspace: Path) -> frozenset[str]:
-    """Servers the project's own settings file defines or changes (a partial entry merges into the user's)."""
-    try:
-        data = json.loads(SeepientPaths.project_settings(workspace).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return frozenset()
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    return frozenset(servers) if isinstance(servers, dict) else frozenset()
-
-
 class SessionMcp:
     """The MCP side of one session."""
 
@@ -77,7 +67,9 @@ class SessionMcp:
     ) -> None:
         self._configured = {n: s for n, s in settings.mcp_servers.items() if not s.disabled}
         self._enabled_project = frozenset(settings.enabled_project_mcp_servers)
-        self._project = project_server_names(workspace)
+        # The servers the loaded project settings define: the file itself is not read again, so what was
+        # judged (and trusted, by its hash) is what counts.
+        self._project = settings.project.mcp_servers if settings.project is not None else frozenset()
         self._events = events
         self._audit = audit
         self._approver = approver

@@ -61,6 +61,22 @@ _NO_MODEL = (
 )
 
 
+def _ignored_model_choice(settings: Settings) -> str:
+    """Why the project's own model choice did not count, when it made one."""
+    project = settings.project
+    if project is None:
+        return ""
+    keys = [
+        c.key for c in project.ignored if c.key in ("models.default", "models.routes", "models.providers")
+    ]
+    if not keys:
+        return ""
+    return (
+        f" ({project.path} sets {', '.join(keys)}: a project's model choice counts only once you trust the "
+        "project, and its providers never do)"
+    )
+
+
 @dataclass
 class SessionOptions:
     """What a surface knows when it opens a session; anything left ``None`` comes from the settings."""
@@ -70,6 +86,7 @@ class SessionOptions:
     mode: str | None = None
     base_url: str | None = None
     sandbox: Literal["auto", "off"] | None = None
+    """``None``: the user's settings decide (a project's settings can never turn the sandbox off)."""
     auto_approve: bool = False
     approver: Approver | None = None
     surface: str = "sdk"
@@ -103,6 +120,10 @@ class SessionOptions:
     hooks: list[FunctionHook] = field(default_factory=list)
     """Python callables run as hooks after the settings' command hooks (the SDK's ``Agent(hooks=...)``; a
     parent session hands its own to a child)."""
+    project_trust: bool | None = None
+    """Whether the workspace's project settings are trusted: ``None`` lets the user's trust store decide (by
+    the hash of the settings file as loaded); the server passes its own decision (``trustedRoots``). Nothing
+    else, ``auto_approve`` included, trusts a project."""
 
 
 class Session:
@@ -167,15 +188,22 @@ class Session:
         workspace = workspace.resolve()
         paths = options.paths or SeepientPaths.from_env(dict(options.environ) if options.environ else None)
         # A sub-agent works under its parent's settings, never those of the checkout it works in.
+        workspace_rules = paths.workspace_rules(workspace, options.principal)
         settings = (
             options.subagent.settings
             if options.subagent is not None
-            else load_settings(workspace, paths=paths, config_file=options.config_file)
+            else load_settings(
+                workspace,
+                paths=paths,
+                config_file=options.config_file,
+                project_trust=options.project_trust,
+                workspace_rules=workspace_rules,
+            )
         )
         mode = normalise_mode(options.mode or settings.permissions.mode or "ask-untrusted")
         sandbox = options.sandbox or settings.execution.sandbox
         if not (options.model or settings.models.default or settings.models.routes):
-            raise SettingsError(_NO_MODEL)
+            raise SettingsError(_NO_MODEL + _ignored_model_choice(settings))
         router = options.router or ModelRouter(
             settings.models, model_override=options.model, base_url=options.base_url, environ=options.environ
         )
@@ -240,9 +268,9 @@ class Session:
             options.approver,
             auto_approve=options.auto_approve,
             scopes=ScopeFinder(policy.workspace, policy.guard, home=policy.guard.home),
-            project_settings=None
-            if options.subagent is not None
-            else SeepientPaths.project_settings(policy.workspace),
+            # "Always for this project" is the user's decision: it goes to the user's rules for this workspace,
+            # never into the repository's file.
+            project_settings=None if options.subagent is not None else workspace_rules,
             on_grant=options.on_grant,
         )
         for kind, value in options.grants:
@@ -296,16 +324,13 @@ class Session:
         todo_tool = registry.get(TodoWriteTool.name)
         if isinstance(todo_tool, TodoWriteTool):
             todo_tool.bind(lambda items: events.emit(TodoUpdated, items=items))
-        if settings.ignored_project_hooks is not None:
+        if settings.project is not None and options.subagent is None:
+            project = settings.project
             context.assembled = dataclasses.replace(
                 context.assembled,
                 warnings=(
                     *context.assembled.warnings,
-                    ContextWarning(
-                        str(settings.ignored_project_hooks),
-                        "hooks in a project's settings are ignored (a cloned repository must not run commands "
-                        "on this machine); put hooks you trust in ~/.seepient/settings.json or a --config file",
-                    ),
+                    *(ContextWarning(str(project.path), line) for line in project.warnings(workspace)),
                 ),
             )
         loop = AgentLoop(

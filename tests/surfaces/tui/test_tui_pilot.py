@@ -330,8 +330,10 @@ async def test_approve_always_for_the_project_writes_the_rule(make_app):
         assert rule is not None and "p[/] always in this project" in modal.keys_text
         await pilot.press("p")
         await _settle(pilot)
-        settings = (app.session.workspace / ".seepient" / "settings.json").read_text()
-        assert rule in settings
+        # The user's rules for this workspace hold it; the repository's settings are not written.
+        assert not (app.session.workspace / ".seepient" / "settings.json").exists()
+        assert app.options.paths is not None
+        assert rule in app.options.paths.workspace_rules(app.session.workspace).read_text()
         assert (app.session.workspace / "notes.txt").read_text() == "a"
 
 

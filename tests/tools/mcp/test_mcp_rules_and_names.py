@@ -146,9 +146,13 @@ def test_mcp_server_settings_are_checked_with_clear_errors(tmp_path):
             _load(tmp_path, {"mcpServers": servers})
 
 
-def test_a_project_cannot_enable_its_own_servers(tmp_path):
-    with pytest.raises(SettingsError, match="cannot approve its own MCP servers"):
-        _load(tmp_path, project={"enabledProjectMcpServers": ["*"]})
+@pytest.mark.parametrize("key", ["enabledProjectMcpServers", "enabled_project_mcp_servers"])
+def test_a_project_cannot_enable_its_own_servers(tmp_path, key):
+    settings = _load(tmp_path, project={key: ["*"]})
+    assert settings.enabled_project_mcp_servers == []
+    assert settings.project is not None
+    (ignored,) = settings.project.ignored
+    assert ignored.key == "enabledProjectMcpServers" and "cannot approve its own MCP servers" in ignored.why
     assert _load(
         tmp_path, user={"enabledProjectMcpServers": ["x"]}, project={}
     ).enabled_project_mcp_servers == ["x"]

@@ -220,6 +220,11 @@ def run(
     approver = TerminalApprover(out=sys.stderr) if interactive and not yes else None
     sandbox_choice: Literal["auto", "off"] = "off" if sandbox == "off" else "auto"
     try:
+        if approver is not None:
+            # Only a person at the terminal can trust a project; -y and a run without a terminal never do.
+            from seepient.surfaces.cli.trust_cmd import ask_first_use
+
+            ask_first_use(workspace)
         session = Session.open(
             SessionOptions(
                 workspace=workspace,
@@ -373,6 +378,9 @@ def _register_commands() -> None:
     from seepient.surfaces.cli import knowledge_cmd
 
     knowledge_cmd.register(app)
+    from seepient.surfaces.cli import trust_cmd
+
+    trust_cmd.register(app)
 
 
 def run_app() -> None:

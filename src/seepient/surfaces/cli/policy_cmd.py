@@ -113,6 +113,18 @@ def _human(result: object) -> str:
             lines.append("    (the line could not be fully analysed)")
     lines.append(f"  capabilities: {', '.join(c.value for c in result.capabilities) or 'none'}")
     lines.append(f"  mode: {result.mode}")
+    if result.rule_source is not None:
+        lines.append(f"  decided by: the {result.rule_origin} rule at {result.rule_source}")
     lines.append(f"  rules from: {'; '.join(result.sources) or 'no settings file has permission rules'}")
+    project = result.project
+    if project is not None and project.changes:
+        waiting = [change.key for change in project.ignored if change.needs_trust]
+        never = [change.key for change in project.ignored if change.never]
+        state = "trusted" if project.trusted else "not trusted"
+        lines.append(f"  project settings: {project.path} ({state})")
+        if waiting:
+            lines.append(f"    ignored until you trust the project (seepient trust): {', '.join(waiting)}")
+        if never:
+            lines.append(f"    never taken from a project: {', '.join(never)}")
     lines.append("  nothing was run")
     return "\n".join(lines)

@@ -38,6 +38,10 @@ class Agent:
     ``async decide(request)``. Without one, such actions are refused with a reason the model sees, unless
     ``auto_approve`` is set (the CLI's ``-y``). Denials by policy are never overridden.
 
+    ``sandbox`` left ``None`` is the user's own choice from their settings, never the project's: a workspace's
+    ``.seepient/settings.json`` can only keep the sandbox on. A project's settings count as far as the user's
+    trust store says (``seepient trust``): untrusted, they can only make Seepient stricter.
+
     ``hooks`` maps an event (``preToolUse``, ``postToolUse``, ``sessionStart``, ``stop``) to callables, or is a
     list of ``FunctionHook`` (with tool matchers); ``add_hook`` adds one later. See ``seepient.runtime.hooks``.
 

@@ -2,7 +2,9 @@
 
 Read from the ``"server"`` object of ``--config FILE.json``; the rest of that file is ordinary settings.
 Without a file the server grants every principal the directory it was started in, and, on loopback only,
-every consent mode and ``replay:`` scripts.
+every consent mode and ``replay:`` scripts. A workspace's own project settings are untrusted (they can only make
+Seepient stricter) unless the workspace lies at or below one of ``trustedRoots``: the operator's decision, not
+any principal's and never the repository's.
 """
 
 from __future__ import annotations
@@ -62,10 +64,18 @@ class ServerConfig(_Camel):
     """A session with no turn, no listener and no pending question for this long leaves memory; the store
     keeps it, and the next request for it loads it again (history and session grants included)."""
     rate_limit: RateLimit = Field(default_factory=RateLimit, alias="rateLimit")
+    trusted_roots: tuple[Path, ...] = Field((), alias="trustedRoots")
+    """Folders whose workspaces' project settings the operator trusts (team rules apply there); elsewhere a
+    project's settings only tighten."""
     from_file: bool = Field(False, exclude=True)
 
     def grant_for(self, principal: str) -> PrincipalGrant | None:
         return self.principals.get(principal, self.default_principal)
+
+    def trusts(self, workspace: Path) -> bool:
+        """Whether ``workspace`` (resolved, links followed) is one of ``trustedRoots`` or inside one."""
+        real = Path(os.path.realpath(workspace))
+        return any(real == root or root in real.parents for root in self.trusted_roots)
 
 
 def is_loopback(host: str) -> bool:
@@ -109,8 +119,14 @@ def load_server_config(path: Path) -> ServerConfig:
     default = config.default_principal
     if default is not None:
         default = default.model_copy(update={"roots": tuple(_absolute(r, base) for r in default.roots)})
+    trusted = tuple(_absolute(root, base) for root in config.trusted_roots)
     return config.model_copy(
-        update={"principals": principals, "default_principal": default, "from_file": True}
+        update={
+            "principals": principals,
+            "default_principal": default,
+            "trusted_roots": trusted,
+            "from_file": True,
+        }
     )
 
 

@@ -245,9 +245,11 @@ class LiveSession:
         history: list[Message],
         config_file: Path | None,
         grants: list[tuple[str, str]] | None = None,
+        project_trust: bool = False,
     ) -> None:
         """Open the runtime session (raises ``SettingsError``/``ModelError`` with a message for the client).
-        With ``grants`` it is a stored session coming back: its history and standing grants carry on."""
+        With ``grants`` it is a stored session coming back: its history and standing grants carry on.
+        ``project_trust`` is the server's decision (``trustedRoots``); the user's trust store never counts here."""
         options = SessionOptions(
             workspace=Path(self.record.workspace),
             model=self.record.model,
@@ -264,10 +266,11 @@ class LiveSession:
             # Every event is in the store, which replays them: the runtime need not keep them in memory.
             event_history=0,
             resumed=grants is not None,
+            project_trust=project_trust,
         )
         self.runtime = Session.open(options)
         self.runtime.subscribe(self._on_event)
-        self._reopen = {"paths": paths, "config_file": config_file}
+        self._reopen = {"paths": paths, "config_file": config_file, "project_trust": project_trust}
 
     async def _reload(self, last_seq: int) -> None:
         """Reopen the runtime from the store: another replica ran turns since this one was opened."""

@@ -58,7 +58,12 @@ class SessionManager:
         live = LiveSession(
             record, self.store, self._writer, approval_timeout_s=self.config.approval_timeout_ms / 1000
         )
-        live.open_runtime(paths=self.paths, history=[], config_file=self.config_file)
+        live.open_runtime(
+            paths=self.paths,
+            history=[],
+            config_file=self.config_file,
+            project_trust=self.config.trusts(real_workspace),
+        )
         try:
             live.record = await self.store.create_session(
                 session_id=record.id,
@@ -104,7 +109,13 @@ class SessionManager:
             )
             history = restore_history(await self.store.messages(session_id))
             grants = await self.store.grants(session_id)
-            live.open_runtime(paths=self.paths, history=history, config_file=self.config_file, grants=grants)
+            live.open_runtime(
+                paths=self.paths,
+                history=history,
+                config_file=self.config_file,
+                grants=grants,
+                project_trust=self.config.trusts(Path(record.workspace)),
+            )
             self._live[session_id] = live
             return live
 

@@ -114,14 +114,13 @@ class SeepientTui(App[int]):
         session.subscribe(self._on_runtime_event)
         self.options, self.approver, self.session = options, approver, session
 
-    def _open_from_factory(self) -> str | None:
+    def _open_from_factory(self, options: SessionOptions) -> str | None:
         """Runs in a worker thread: the runtime's imports and ``Session.open`` stay off the UI's loop."""
         from seepient.config import SettingsError
         from seepient.models.base import ModelError
 
-        assert self._options_factory is not None
         try:
-            self._open(self._options_factory())
+            self._open(options)
         except (SettingsError, ModelError) as exc:
             return str(exc)
         except Exception as exc:  # an unforeseen failure must leave the terminal usable and say what it was
@@ -129,12 +128,54 @@ class SeepientTui(App[int]):
         return None
 
     async def _open_in_background(self) -> None:
-        error = await asyncio.to_thread(self._open_from_factory)
+        assert self._options_factory is not None
+        try:
+            options = await asyncio.to_thread(self._options_factory)
+        except Exception as exc:  # as in _open_from_factory: end cleanly, saying what it was
+            self.open_error = f"the session could not open: {type(exc).__name__}: {exc}"
+            self.exit(2)
+            return
+        await self._ask_trust(options)
+        error = await asyncio.to_thread(self._open_from_factory, options)
         if error is not None:
             self.open_error = error
             self.exit(2)
             return
         self._session_ready()
+
+    async def _ask_trust(self, options: SessionOptions) -> None:
+        """The first-use question: when the project's settings hold what only trust applies and the person has
+        not trusted them as they are now, show what they would change and trust them only on ``y``. The session
+        then reads the file again and checks its hash: a file changed after the question stays untrusted."""
+        from seepient.config import SeepientPaths, SettingsError
+        from seepient.config.project_effect import TRUST_NOTE
+        from seepient.config.settings import has_project_settings, inspect_project
+        from seepient.config.trust import TrustStore
+        from seepient.surfaces.tui.trust import TrustScreen
+
+        if options.project_trust is not None or not options.workspace.expanduser().is_dir():
+            return
+        workspace = options.workspace.expanduser().resolve()
+        paths = options.paths or SeepientPaths.from_env()
+        if not has_project_settings(workspace, paths):
+            return
+        try:
+            report = await asyncio.to_thread(inspect_project, workspace, paths=paths)
+        except SettingsError:
+            return  # opening the session reports it
+        if report.trusted or not report.needs_trust:
+            return
+        answer: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
+        self.push_screen(TrustScreen([*report.summary(), TRUST_NOTE]), callback=answer.set_result)
+        if await answer:
+            try:
+                await asyncio.to_thread(TrustStore(paths.trust_store).trust, workspace, report.file.sha256)
+            except SettingsError as exc:
+                self._notice(str(exc), "red")
+                return
+            self._notice(f"{workspace} is trusted (`seepient trust --revoke` forgets it)")
+        else:
+            self._notice("project not trusted: only the settings that make Seepient stricter apply", "yellow")
 
     # ----- layout -------------------------------------------------------------------------------------
 
