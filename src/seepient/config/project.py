@@ -258,6 +258,8 @@ class ProjectExecution(_Strict):
     background_buffer_bytes: int | None = Field(default=None, alias="backgroundBufferBytes", ge=1024)
     worker_limits: ProjectWorkerLimits | None = Field(default=None, alias="workerLimits")
     backend: Any = None
+    sandbox_readable: Any = Field(default=None, alias="sandboxReadable")
+    sandbox_hidden: Any = Field(default=None, alias="sandboxHidden")
     scheduler_endpoint: Any = Field(default=None, alias="schedulerEndpoint")
     worker_image: Any = Field(default=None, alias="workerImage")
     mtls: Any = None

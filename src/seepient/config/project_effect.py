@@ -112,6 +112,8 @@ KEYS: dict[str, _Key] = {
     "execution.workerLimits.memoryMb": _limit(4096),
     "execution.workerLimits.pids": _limit(512),
     "execution.backend": _never(_EXECUTION),
+    "execution.sandboxReadable": _never("a project never chooses what of your home its commands may read"),
+    "execution.sandboxHidden": _never("what the jail hides is your own choice, in your own settings"),
     "execution.schedulerEndpoint": _never(_EXECUTION),
     "execution.workerImage": _never(_EXECUTION),
     "execution.mtls": _never(_EXECUTION),
