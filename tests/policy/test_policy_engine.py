@@ -418,11 +418,11 @@ def test_edit_and_write_rules(layout, actions) -> None:
 
 def test_bare_tool_names(layout, actions) -> None:
     engine = layout.engine("autonomous-trusted", deny=["web_fetch", "Edit"])
-    assert engine.evaluate(fetch("https://x")).rule == "deny:web_fetch"
+    assert engine.evaluate(fetch("https://x.example")).rule == "deny:web_fetch"
     assert engine.evaluate(actions.edit("README.md")).rule == "deny:Edit"
     assert engine.evaluate(actions.shell("ls")).decision is ALLOW
     engine = layout.engine("always-ask", allow=["Fetch", "shell"])
-    assert engine.evaluate(fetch("https://x")).rule == "allow:Fetch"
+    assert engine.evaluate(fetch("https://x.example")).rule == "allow:Fetch"
     assert engine.evaluate(actions.shell("npm test")).rule == "allow:shell"
     assert engine.evaluate(actions.shell("cat ~/.ssh/id_rsa")).decision is DENY
 

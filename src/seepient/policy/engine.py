@@ -23,6 +23,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from seepient.config.settings import PermissionSettings, PermissionSources, SettingsError
+from seepient.net.address_policy import AddressPolicy
+from seepient.net.url import UrlError, parse_url
 from seepient.policy.commands import Operand, Word, base_name
 from seepient.policy.delegation import evaluate_agent, evaluate_worktree
 from seepient.policy.memory import evaluate_knowledge, evaluate_memory, web_search_fetch
@@ -66,6 +68,7 @@ RULE_CONTAINS_SENSITIVE = "path_guard:contains_sensitive"
 RULE_EMPTY = "shell:empty"
 RULE_CONTAINS_DENIED = "path_rule:contains_denied"
 RULE_INVALID_URL = "fetch:invalid_url"
+RULE_FETCH_REFUSED = "fetch:address_policy"
 MANAGED_ONLY_PREFIX = "managed_only:"
 MAX_TRACKED_DIRECTORIES = 16
 # How many entries below a recursive read are looked at for a file a deny rule names; past it, one is assumed.
@@ -137,11 +140,15 @@ class PolicyEngine:
         permissions: PermissionSettings,
         home: Path | None = None,
         sources: PermissionSources | None = None,
+        net_policy: AddressPolicy | None = None,
     ) -> None:
         """``permissions`` as loaded by ``load_settings`` carries its sources (file and position of every
-        rule); ``sources`` overrides them. A malformed rule raises ``PolicyRuleError`` and a mode the
-        managed settings disable ``PolicyModeError``, both ``SettingsError``s that stop the run."""
+        rule); ``sources`` overrides them. ``net_policy`` is the fetch address policy of the ``net`` settings
+        (default: no allowlist), so a fetch it would refuse is denied here already. A malformed rule raises
+        ``PolicyRuleError`` and a mode the managed settings disable ``PolicyModeError``, both
+        ``SettingsError``s that stop the run."""
         self._guard = PathGuard(workspace, seepient_home=seepient_home, home=home)
+        self.net_policy = net_policy or AddressPolicy()
         self.rules = RuleSet.from_sources(sources if sources is not None else permissions.rule_sources)
         self.mode = resolve_mode(mode)
         if self.mode in self.rules.disabled_modes:
@@ -473,15 +480,19 @@ class PolicyEngine:
                 RULE_INVALID_URL, f"{fetch.url!r} names no host policy can check; give an http(s) URL"
             )
         shown = ", ".join(hosts)
-        for name, make in (("deny", Verdict.deny), ("ask", Verdict.ask)):
-            for rule in getattr(self.rules, name):
-                if self._applies(rule, action, families) and (
-                    rule.bare or any(rule.matches_host(h, lenient=True) for h in hosts)
-                ):
-                    return make(
-                        f"{name}:{rule.text}",
-                        f"a {name} rule ({rule.source}) covers fetching {fetch.url} (host {shown})",
-                    )
+        rule = self._host_rule(self.rules.deny, action, hosts)
+        if rule is not None:
+            return Verdict.deny(
+                f"deny:{rule.text}", f"a deny rule ({rule.source}) covers fetching {fetch.url} (host {shown})"
+            )
+        refused = self._fetch_refusal(fetch.url)
+        if refused is not None:
+            return refused
+        rule = self._host_rule(self.rules.ask, action, hosts)
+        if rule is not None:
+            return Verdict.ask(
+                f"ask:{rule.text}", f"an ask rule ({rule.source}) covers fetching {fetch.url} (host {shown})"
+            )
         # Every reading of the URL must be allowed: a parser disagreement must not open a host.
         for rule in self.rules.allow:
             if self._applies(rule, action, families) and (
@@ -495,6 +506,37 @@ class PolicyEngine:
         )
         return self._decide(
             ModeSubject("fetch", False, concerns=[f"it fetches {fetch.url} from the network"]), locked
+        )
+
+    def _host_rule(
+        self, rules: Iterable[Rule], action: PreparedActionDraft, hosts: Sequence[str]
+    ) -> Rule | None:
+        return next(
+            (
+                rule
+                for rule in rules
+                if self._applies(rule, action, ("Fetch",))
+                and (rule.bare or any(rule.matches_host(h, lenient=True) for h in hosts))
+            ),
+            None,
+        )
+
+    def _fetch_refusal(self, url: str) -> Verdict | None:
+        """The fetch layer's own refusal, given before anyone is asked: a URL its strict parser rejects, a
+        port, an address literal or a name that always resolves locally (no DNS here: a rebinding answer
+        could differ from the one the pinned fetch gets). Other names are left to the pinned fetch."""
+        try:
+            parsed = parse_url(url)
+        except UrlError as exc:
+            return Verdict.deny(RULE_INVALID_URL, f"the fetch would refuse {url!r}: {exc}")
+        problem = self.net_policy.static_reason(parsed.host, parsed.ip, parsed.port)
+        if problem is None:
+            return None
+        return Verdict.deny(
+            RULE_FETCH_REFUSED,
+            f"the fetch address policy refuses {parsed.geturl()}: {problem}",
+            "no rule, grant or mode can open it; internal services are reached only through net.allowHosts, "
+            "net.allowRanges and net.allowPorts in the user, managed or --config settings",
         )
 
     # -- MCP tools ------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from seepient.config.paths import SeepientPaths
 from seepient.config.settings import SettingsError, load_settings, normalise_mode
+from seepient.net.address_policy import policy_from_settings
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import (
     ActionKind,
@@ -123,8 +124,17 @@ async def explain_async(
     paths = paths or SeepientPaths.from_env()
     settings = load_settings(workspace, paths=paths, config_file=config_file, managed_file=managed_file)
     chosen = normalise_mode(mode or settings.permissions.mode or "ask-untrusted")
+    try:
+        net_policy = policy_from_settings(settings.net)
+    except ValueError as exc:
+        raise SettingsError(f"settings: net: {exc}") from None
     engine = PolicyEngine(
-        workspace, seepient_home=paths.home, mode=chosen, permissions=settings.permissions, home=home
+        workspace,
+        seepient_home=paths.home,
+        mode=chosen,
+        permissions=settings.permissions,
+        home=home,
+        net_policy=net_policy,
     )
     sources = tuple(source.label for source in settings.permissions.rule_sources.sources)
     common: dict[str, Any] = {"mode": engine.mode, "kind": kind, "target": target, "sources": sources}
