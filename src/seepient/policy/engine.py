@@ -25,7 +25,7 @@ from pathlib import Path
 from seepient.config.settings import PermissionSettings, PermissionSources, SettingsError
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.url import UrlError, parse_url
-from seepient.policy.commands import Operand, Word, base_name
+from seepient.policy.commands import Danger, Operand, Word, base_name
 from seepient.policy.delegation import evaluate_agent, evaluate_worktree
 from seepient.policy.memory import evaluate_knowledge, evaluate_memory, web_search_fetch
 from seepient.policy.modes import ModeSubject, decide, resolve_mode
@@ -64,6 +64,7 @@ from seepient.protocol.actions import KnowledgeQuery, McpCall, MemoryAction, Pro
 RULE_UNPARSED = "shell:unparsed"
 RULE_UNVERIFIABLE = "shell:unverifiable_path"
 RULE_DANGEROUS = "shell:dangerous"
+RULE_PRIVILEGED = "shell:privileged"
 RULE_CONTAINS_SENSITIVE = "path_guard:contains_sensitive"
 RULE_EMPTY = "shell:empty"
 RULE_CONTAINS_DENIED = "path_rule:contains_denied"
@@ -77,6 +78,7 @@ _SPECIFICITY = {
     RULE_SELF: 0,
     RULE_SENSITIVE: 1,
     RULE_DANGEROUS: 2,
+    RULE_PRIVILEGED: 2.5,
     RULE_OUTSIDE: 3,
     RULE_UNPARSED: 4,
     RULE_UNVERIFIABLE: 5,
@@ -86,6 +88,15 @@ _SPECIFICITY = {
 # Among asks, a line that could not be analysed is named before the danger found in what could be.
 _ASK_SPECIFICITY = {**_SPECIFICITY, RULE_DANGEROUS: 4.5}
 _MODES = ("always-ask", "ask-untrusted", "auto", "autonomous-trusted")
+USER_LEVEL_SOURCES = frozenset({"user", "managed", "command-line", "settings"})
+"""Rule sources whose allow rules may open a privileged command: the user's own settings, the managed file,
+a ``--config`` file or flags, and rules handed over in code (the SDK, tests); never a project's settings, a
+project rule approved at a prompt, or a session grant."""
+_PRIVILEGED_HOW = (
+    "privileged and kernel-level commands are refused in every mode; only an allow rule in the user, managed "
+    "or --config settings (e.g. ~/.seepient/settings.json) that names the command can permit one — a "
+    "project's rules, session grants and -y never do"
+)
 _NETWORK_URL_PROGRAMS = frozenset("curl wget http https xh aria2c lynx links w3m".split())
 _HOST_WORD = re.compile(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?::\d+)?(?:[/?#].*)?$")
 _REMOTE_WORD = re.compile(r"^(?:[^@/\s]+@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+\.[A-Za-z]{2,})(?::|$)")
@@ -581,6 +592,7 @@ class PolicyEngine:
             return Verdict.deny(RULE_EMPTY, "the command runs nothing")
         review = _ShellReview(self, action, analysis, cwd)
         review.run()
+        review.judge_privileged()
         if review.deny_rule is not None:
             rule, reason = review.deny_rule
             return Verdict.deny(f"deny:{rule.text}", reason)
@@ -628,6 +640,7 @@ class _ShellReview:
         self.findings = _Findings()
         self.deny_rule: tuple[Rule, str] | None = None
         self.ask_rule: tuple[Rule, str] | None = None
+        self.privileged: list[tuple[CommandFacts, Danger]] = []
         self._checked: set[tuple[str, bool, str, bool]] = set()
         self.inside = self.guard.is_inside(str(cwd))
 
@@ -645,7 +658,10 @@ class _ShellReview:
             self._words(facts)
             self._operands(facts)
             for danger in facts.dangers:
-                self._danger(danger.level, danger.reason)
+                if danger.level == "privileged":
+                    self.privileged.append((facts, danger))
+                else:
+                    self._danger(danger.level, danger.reason)
             self._capabilities(facts)
             self._follow_cd(facts)
 
@@ -704,14 +720,39 @@ class _ShellReview:
     def allow_cover(self, facts: CommandFacts) -> Rule | None:
         return self.cover(facts, self.engine.rules.allow)
 
-    def cover(self, facts: CommandFacts, rules: Iterable[Rule]) -> Rule | None:
-        writes_elsewhere = any(
+    def judge_privileged(self) -> None:
+        """Deny each privileged command no user-level allow rule names (the class of ``policy/privileged.py``).
+
+        The rule must name the stage the danger is about (``sudo rm x`` inside ``xargs sudo rm x``), so a rule
+        for a wrapper around it, or for a shell whose script holds it, never opens it."""
+        user_rules = [
+            rule
+            for rule in self.engine.rules.allow
+            if rule.origin in USER_LEVEL_SOURCES and self.engine._applies(rule, self.action, ("Shell",))
+        ]
+        for facts, danger in self.privileged:
+            stage = danger.words or (facts.stages[0] if facts.stages else ())
+            opened = (
+                bool(stage)
+                and not self._writes_elsewhere(facts)
+                and any(rule.bare or rule.matches_argv(stage, lenient=False) for rule in user_rules)
+            )
+            if not opened:
+                shown = " ".join(w.text for w in stage) or " ".join(facts.command.argv)
+                self.findings.deny(RULE_PRIVILEGED, f"`{shown}`: {danger.reason}")
+                self.findings.deny(RULE_PRIVILEGED, _PRIVILEGED_HOW)
+
+    @staticmethod
+    def _writes_elsewhere(facts: CommandFacts) -> bool:
+        return any(
             op.write
             and op.role == "redirection target"
             and not (op.word.static and is_shell_sink(op.word.text))
             for op in facts.operands
         )
-        if writes_elsewhere or not facts.stages or not facts.stages[0]:
+
+    def cover(self, facts: CommandFacts, rules: Iterable[Rule]) -> Rule | None:
+        if self._writes_elsewhere(facts) or not facts.stages or not facts.stages[0]:
             return None
         for rule in rules:
             if not self.engine._applies(rule, self.action, ("Shell",)):
