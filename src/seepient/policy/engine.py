@@ -605,8 +605,18 @@ class PolicyEngine:
         covering = [review.allow_cover(f) for f in analysis.facts]
         if all(covering):
             first = next(rule for rule in covering if rule is not None)
-            names = ", ".join(dict.fromkeys(rule.text for rule in covering if rule is not None))
-            return Verdict.allow(f"allow:{first.text}", f"allow rules cover every command: {names}")
+            names = ", ".join(
+                dict.fromkeys(f"{rule.text} ({rule.source})" for rule in covering if rule is not None)
+            )
+            reasons = [f"allow rules cover every command: {names}"]
+            if review.opened:
+                # What let a privileged command through is what a person needs to see first.
+                first = review.opened[0]
+                reasons.insert(
+                    0,
+                    f"an allow rule of the {first.origin} settings ({first.source}) opens the privileged command",
+                )
+            return Verdict.allow(f"allow:{first.text}", *reasons)
         known_safe = (
             analysis.parsed
             and not analysis.sets_variables
@@ -641,6 +651,7 @@ class _ShellReview:
         self.deny_rule: tuple[Rule, str] | None = None
         self.ask_rule: tuple[Rule, str] | None = None
         self.privileged: list[tuple[CommandFacts, Danger]] = []
+        self.opened: list[Rule] = []
         self._checked: set[tuple[str, bool, str, bool]] = set()
         self.inside = self.guard.is_inside(str(cwd))
 
@@ -732,12 +743,14 @@ class _ShellReview:
         ]
         for facts, danger in self.privileged:
             stage = danger.words or (facts.stages[0] if facts.stages else ())
-            opened = (
-                bool(stage)
-                and not self._writes_elsewhere(facts)
-                and any(rule.bare or rule.matches_argv(stage, lenient=False) for rule in user_rules)
+            opener = (
+                next((r for r in user_rules if r.bare or r.matches_argv(stage, lenient=False)), None)
+                if stage and not self._writes_elsewhere(facts)
+                else None
             )
-            if not opened:
+            if opener is not None:
+                self.opened.append(opener)
+            else:
                 shown = " ".join(w.text for w in stage) or " ".join(facts.command.argv)
                 self.findings.deny(RULE_PRIVILEGED, f"`{shown}`: {danger.reason}")
                 self.findings.deny(RULE_PRIVILEGED, _PRIVILEGED_HOW)

@@ -100,6 +100,7 @@ def _human(result: object) -> str:
     lines = [
         f"{result.decision.value.upper()}: {what} {result.target}",
         f"  rule: {result.rule or '(none)'}",
+        f"  decided by: {result.decided_by or '(nothing)'}",
     ]
     if result.reasons:
         lines.append("  why:")
