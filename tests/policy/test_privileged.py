@@ -48,7 +48,25 @@ PRIVILEGED = [
     "unshare -r sh",
     "nsenter -t 1 -m sh",
     "sg root -c id",
+    "sg - root",
     "busybox su",
+    # every shell construct that runs a command, and every quoting of its name
+    "echo $(sudo id)",
+    "echo `sudo id`",
+    "if sudo id; then :; fi",
+    "f() { sudo id; }; f",
+    "for i in 1; do sudo id; done",
+    "cat <(sudo id)",
+    "sudo id &",
+    "exec sudo id",
+    "coproc sudo id",
+    "watch -n1 sudo id",
+    "s\\udo id",
+    "'sudo' id",
+    '"su"do id',
+    "$'sudo' id",
+    "\\sudo id",
+    "/usr/bin/../bin/sudo id",
     # setuid / setgid and hand-overs to root
     "chmod u+s ./tool",
     "chmod +s ./tool",
@@ -200,6 +218,9 @@ READ_ONLY = [
     "bash -c 'echo $HOME'",
     "python3 -c 'print(1)'",
     "source .venv/bin/activate",
+    "sg run -p 'console.log($A)' src",  # ast-grep, not shadow-utils' sg
+    "sg -p 'foo($X)' -l ts",
+    "./init setup",
 ]
 
 

@@ -41,7 +41,7 @@ _FIXED = {
         "visudo sudoedit chsh chfn".split(),
         "{name} changes the system's users, groups, passwords or sudo rules",
     ),
-    **dict.fromkeys(("sg", "newgrp"), "{name} runs a command with another group's rights"),
+    "newgrp": "newgrp starts a shell with another group's rights",
     **dict.fromkeys(("setpriv", "capsh"), "{name} runs a command with changed privileges"),
     "setenforce": "setenforce switches SELinux enforcement",
     **dict.fromkeys(("semanage", "setsebool"), "{name} changes the SELinux policy"),
@@ -370,8 +370,23 @@ def _service(name: str, texts: list[str]) -> str | None:
     return f"service {' '.join(words[:2])} starts, stops or changes a system service"
 
 
+_RUN_LEVELS = frozenset("0 1 2 3 4 5 6 s S single q Q u U a b c emergency rescue".split())
+
+
 def _init(name: str, texts: list[str]) -> str | None:
-    return f"{name} {texts[0]} changes the machine's run level" if texts else None
+    if texts and texts[0] in _RUN_LEVELS:
+        return f"{name} {texts[0]} changes the machine's run level"
+    return None
+
+
+_AST_GREP_SUBCOMMANDS = frozenset({"run", "scan", "test", "new", "lsp", "completions", "help"})
+
+
+def _sg(name: str, texts: list[str]) -> str | None:
+    """shadow-utils' ``sg GROUP [-c] CMD``, not ast-grep's ``sg run``/``sg -p PATTERN`` of the same name."""
+    if not texts or texts[0] in _AST_GREP_SUBCOMMANDS or (texts[0].startswith("-") and texts[0] != "-"):
+        return None
+    return "sg runs a command with another group's rights"
 
 
 def _journalctl(name: str, texts: list[str]) -> str | None:
@@ -464,6 +479,7 @@ _RULES: dict[str, Callable[[str, list[str]], str | None]] = {
     "systemctl": _systemctl,
     "service": _service,
     "init": _init,
+    "sg": _sg,
     "telinit": _init,
     "journalctl": _journalctl,
     "kill": _kill,
