@@ -491,9 +491,6 @@ _RULES: dict[str, Callable[[str, list[str]], str | None]] = {
     "ldconfig": _ldconfig,
 }
 
-PRIVILEGED_PROGRAMS = frozenset(_FIXED) | frozenset(_RULES) | frozenset(WRAPPER_REASONS)
-"""Every program name some rule here looks at (for documentation and tests)."""
-
 
 def privileged_reason(name: str, args: Sequence[Word]) -> str | None:
     """What a privileged or kernel-level command ``name ARGS`` would do, or None for anything else (including
