@@ -221,6 +221,22 @@ async def test_approve_for_the_project_writes_the_rule_and_grants_it(workspace):
     assert again.approved_by == "grant:session" and len(person.asked) == 1
 
 
+async def test_approving_a_destructive_command_for_the_project_writes_its_exact_words(workspace):
+    """[p] on 'rm -rf build' never writes Shell(rm:*): the rule names these words and nothing longer."""
+    person = ScriptedApprover(ApprovalDecision.APPROVE_PROJECT, ApprovalDecision.REJECT)
+    broker = make_broker(workspace, person)
+    request = broker.request_for(_shell("rm -rf build", str(workspace)), MODE_ASK)
+    assert request.project_rule == "Shell(rm -rf build)"
+    assert [s.value for s in request.scopes if s.kind == "prefix"] == ["rm -rf build"]
+    assert (await broker.resolve(request)).scope == "Shell(rm -rf build)"
+    settings = json.loads((workspace / ".seepient" / "settings.json").read_text())
+    assert settings == {"permissions": {"allow": ["Shell(rm -rf build)"]}}
+    again = await broker.resolve(broker.request_for(_shell("rm -rf build", str(workspace)), MODE_ASK))
+    assert again.approved_by == "grant:session"
+    wider = await broker.resolve(broker.request_for(_shell("rm -rf src", str(workspace)), MODE_ASK))
+    assert not wider.approved and len(person.asked) == 2
+
+
 async def test_a_project_rule_that_cannot_be_saved_approves_once_and_says_why(workspace):
     settings = workspace / ".seepient" / "settings.json"
     settings.parent.mkdir()

@@ -150,7 +150,7 @@ def test_a_directory_grant_never_covers_a_shell_line_and_a_prefix_grant_never_a_
     ("command", "prefix"),
     [
         ("git commit -m x", "git commit:*"),
-        ("git push origin main", "git push:*"),
+        ("git fetch origin main", "git fetch:*"),
         ("npm run test:unit -- --watch", "npm run test:unit:*"),
         ("uv run pytest -q", "uv run pytest:*"),
         ("pytest -q tests", "pytest:*"),
@@ -239,3 +239,105 @@ def test_a_project_rule_grant_covers_what_the_rule_covers(finder, workspace):
     assert finder.covers(edit_rule, change("src/deep/b.py"))
     assert not finder.covers(edit_rule, change("src/../secrets.txt"))
     assert not finder.covers(edit_rule, change("srcx/a.py"))
+
+
+# Destructive programs and forms: an ask offers this exact action or these exact words, never a prefix.
+DESTRUCTIVE_LINES = [
+    "rm -rf build",
+    "rm build/a.o",
+    "rmdir build",
+    "chmod -R 755 src",
+    "chmod +x run.sh",
+    "chown -R me src",
+    "git push origin main",
+    "git push --force origin main",
+    "git -C . push -f",
+    "git reset --hard HEAD~1",
+    "git clean -fdx",
+    "git checkout -- src/a.py",
+    "git branch -D old",
+    "git stash drop",
+    "dd if=/dev/zero of=disk.img bs=1M count=1",
+    "find . -name '*.pyc' -delete",
+    "rsync -a --delete src/ dst/",
+    "truncate -s 0 log.txt",
+    "shred -u secrets.txt",
+    "kill 1234",
+    "pkill -f server",
+    "crontab -r",
+    "docker rm -f web",
+    "kubectl delete pod web",
+    "timeout 5 rm -rf build",
+    "/bin/rm -rf build",
+    "RM -rf build",
+]
+
+
+@pytest.mark.parametrize("command", DESTRUCTIVE_LINES)
+def test_destructive_lines_are_offered_exact_words_never_a_prefix(finder, workspace, command):
+    offer = finder.offer(shell(command, workspace), MODE_ASK)
+    kinds = {scope.kind: scope for scope in offer.scopes}
+    assert kinds["exact"].value == shell(command, workspace).digest
+    for offered in [kinds["prefix"].value] if "prefix" in kinds else []:
+        assert not offered.endswith(":*"), offered
+        assert offer.project_rule == f"Shell({offered})"
+    if offer.project_rule is not None:
+        rule = parse_rule(offer.project_rule)
+        assert (
+            not rule.prefix and rule.argv is not None and len(rule.argv) > 1 or rule.argv == ("crontab", "-r")
+        )
+
+
+def test_an_exact_words_grant_covers_those_words_and_nothing_longer(finder, workspace):
+    offer = finder.offer(shell("rm -rf build", workspace), MODE_ASK)
+    grant = grant_for(next(s for s in offer.scopes if s.kind == "prefix"))
+    assert offer.project_rule == "Shell(rm -rf build)"
+    assert finder.covers(grant, shell("rm -rf build", workspace))
+    for other in (
+        "rm -rf build src",
+        "rm -rf src",
+        "rm -rf build/../..",
+        "rm -rf /",
+        "rm -rf build; rm -rf src",
+    ):
+        assert not finder.covers(grant, shell(other, workspace)), other
+    quoted = finder.offer(shell("rm -rf 'my build'", workspace), MODE_ASK)
+    assert quoted.project_rule == "Shell(rm -rf 'my build')"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["rm -rf build && make", 'rm -rf "$OUT"', "rm -rf build/*", "FOO=1; rm -rf build", "rm -rf <(ls)"],
+)
+def test_destructive_lines_that_no_rule_pins_offer_only_this_exact_action(finder, workspace, command):
+    offer = finder.offer(shell(command, workspace), MODE_ASK)
+    assert [scope.kind for scope in offer.scopes] == ["exact"] and offer.project_rule is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "command"),
+    [
+        ("git push:*", "git push --force origin main"),
+        ("git push:*", "git push origin main"),
+        ("git:*", "git push -f"),
+        ("git:*", "git -c alias.p=push p --force"),
+        ("git:*", "git reset --hard"),
+        ("rm:*", "rm -rf src"),
+        ("rm -rf build:*", "rm -rf build ../outside"),
+        ("chmod:*", "chmod -R 777 ."),
+        ("find:*", "find . -delete"),
+        ("find . -name:*", "find . -name x -exec rm {} ;"),
+        ("dd:*", "dd if=/dev/zero of=src/a.py"),
+        ("kill:*", "kill -9 4242"),
+        ("timeout:*", "timeout 5 rm -rf src"),
+    ],
+)
+def test_a_prefix_grant_never_covers_a_destructive_line(finder, workspace, spec, command):
+    """Grants given before (or restored from an older session) included."""
+    assert not finder.covers(prefix_grant(spec), shell(command, workspace))
+    assert not finder.covers(grant_for_rule(f"Shell({spec})"), shell(command, workspace))
+
+
+def test_prefix_grants_still_cover_what_destroys_nothing(finder, workspace):
+    assert finder.covers(prefix_grant("git commit:*"), shell("git commit -m x", workspace))
+    assert finder.covers(prefix_grant("npm run test:*"), shell("npm run test -- -u", workspace))

@@ -66,7 +66,8 @@ def test_bad_usage_exits_2(seepient: RunCli, world: Sandboxed) -> None:
 def test_web_fetch_of_metadata_through_the_real_cli_is_refused_and_audited(
     seepient: RunCli, world: Sandboxed
 ) -> None:
-    """Even approved (-y), the fetch itself refuses: policy asks, the address policy decides."""
+    """Even approved (-y) in autonomous-trusted mode, policy denies it with the address policy's reason:
+    nobody is asked to approve what the fetch would refuse."""
     script = world.script(
         [
             {
@@ -78,11 +79,22 @@ def test_web_fetch_of_metadata_through_the_real_cli_is_refused_and_audited(
         ]
     )
     proc = seepient(
-        "run", "fetch", "-y", "--model", f"replay:{script}", "--workspace", str(world.workspace), "--json"
+        "run",
+        "fetch",
+        "-y",
+        "--mode",
+        "autonomous-trusted",
+        "--model",
+        f"replay:{script}",
+        "--workspace",
+        str(world.workspace),
+        "--json",
     )
     assert proc.returncode == 0, proc.stderr
-    results = [json.loads(line) for line in proc.stdout.splitlines() if '"tool_result"' in line]
-    assert results[0]["status"] == "error"
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert not [line for line in lines if line.get("type") == "permission_request"]
+    results = [line for line in lines if line.get("type") == "tool_result"]
+    assert results[0]["status"] == "denied"
     assert "169.254.169.254 is link-local" in results[0]["output"]
     fetches = [r for r in world.audit_records() if "169.254.169.254" in json.dumps(r)]
     assert len(fetches) == 1

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -40,7 +42,7 @@ def verdict(done) -> dict:
 
 def test_json_output_has_exactly_the_documented_fields(explain) -> None:
     result = verdict(explain("--json", "--", "git", "status", "&&", "rm", "-rf", "build"))
-    assert set(result) == {"decision", "reasons", "rule", "commands", "capabilities"}
+    assert set(result) == {"decision", "reasons", "rule", "decided_by", "commands", "capabilities"}
     assert result["decision"] == "ask" and result["rule"] == "mode:ask-untrusted"
     assert result["commands"] == [
         {"argv": ["git", "status"], "binary": "git"},
@@ -89,7 +91,7 @@ def test_the_workspace_rules_apply_with_their_sources(explain, world, seepient) 
     assert allowed["ruleSource"] == {"origin": "project", "where": f"{project}: permissions.allow[0]"}
     assert allowed["project"]["trusted"] is True
     shown = explain("--", "npm", "test").stdout
-    assert f"decided by: the project rule at {project}: permissions.allow[0]" in shown
+    assert f"decided by: allow rule Shell(npm test) at {project}: permissions.allow[0] (project settings)" in shown
     assert f"project settings: {project} (trusted)" in shown
     human = explain("--", "cat", ".env")
     assert human.returncode == 0
@@ -180,3 +182,121 @@ def test_a_malformed_rule_stops_seepient_run_too(world, seepient, tmp_path: Path
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert f"{project}: permissions.allow[1]: 'Fetch(example.com)':" in done.stderr
     assert not (world.workspace / "ran").exists()
+
+
+# -- what decided, and where a person finds it -------------------------------------------------------
+
+
+def test_decided_by_names_the_rule_with_its_file_and_position(explain, world) -> None:
+    user = world.seepient_home / "settings.json"
+    settings(user, {"deny": ["Read(~/.ssh/**)", "Shell(git push:*)"], "allow": ["Shell(npm test)"]})
+    pushed = verdict(explain("--json", "--", "git", "push", "origin"))
+    assert (
+        pushed["decided_by"] == f"deny rule Shell(git push:*) at {user}: permissions.deny[1] (user settings)"
+    )
+    tested = verdict(explain("--json", "--", "npm", "test"))
+    assert (
+        tested["decided_by"] == f"allow rule Shell(npm test) at {user}: permissions.allow[0] (user settings)"
+    )
+    asked = verdict(explain("--json", "--", "make"))
+    assert asked["decided_by"].startswith("the consent mode ask-untrusted (from the default)")
+    assert "(from --mode)" in verdict(explain("--json", "--mode", "always-ask", "--", "make"))["decided_by"]
+    guarded = verdict(explain("--json", "--read", str(world.home / ".ssh" / "id_rsa")))
+    assert "path guard" in guarded["decided_by"]
+    human = explain("--", "git", "push", "origin")
+    assert f"decided by: deny rule Shell(git push:*) at {user}: permissions.deny[1]" in human.stdout
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://0xA9FEA9FE/latest/meta-data/",
+        "http://[::ffff:0:a9fe:a9fe]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://localhost:8080/",
+        "http://127.1/",
+        "http://[::1]/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://[5f00::1]/",
+        "http://192.31.196.1/",
+    ],
+)
+def test_fetches_the_address_policy_refuses_are_denied_with_its_reason(explain, url: str) -> None:
+    for mode in ("ask-untrusted", "autonomous-trusted"):
+        result = verdict(explain("--json", "--mode", mode, "--fetch", url))
+        assert (result["decision"], result["rule"]) == ("deny", "fetch:address_policy"), result
+        assert result["reasons"][0].startswith("the fetch address policy refuses")
+        assert "fetch address policy" in result["decided_by"] and "IANA" in result["decided_by"]
+
+
+def test_the_metadata_reason_says_what_the_address_is(explain) -> None:
+    result = verdict(explain("--json", "--fetch", "http://0xA9FEA9FE/latest/meta-data/"))
+    assert "169.254.169.254 is link-local" in result["reasons"][0]
+
+
+def test_the_users_net_allowlist_opens_an_internal_service_at_policy_time(explain, world) -> None:
+    (world.seepient_home).mkdir(parents=True, exist_ok=True)
+    (world.seepient_home / "settings.json").write_text(
+        json.dumps(
+            {"net": {"allowRanges": ["10.1.0.0/16"], "allowHosts": ["wiki.corp"], "allowPorts": [8443]}}
+        )
+    )
+    for url in ("http://10.1.2.3/", "http://wiki.corp/", "https://10.1.2.3:8443/"):
+        assert verdict(explain("--json", "--fetch", url))["decision"] == "ask", url
+    assert verdict(explain("--json", "--fetch", "http://10.2.0.1/"))["rule"] == "fetch:address_policy"
+    assert verdict(explain("--json", "--fetch", "https://example.com/"))["decision"] == "ask"
+
+
+def test_privileged_commands_are_denied_unless_the_user_settings_name_them(explain, world) -> None:
+    for words in (["sudo", "true"], ["chmod", "u+s", "tool"], ["iptables", "-F"], ["eval", '"$X"']):
+        result = verdict(explain("--json", "--mode", "autonomous-trusted", "--", *words))
+        assert (result["decision"], result["rule"]) == ("deny", "shell:privileged"), result
+        assert "privileged-command check" in result["decided_by"]
+    project = world.workspace / ".seepient" / "settings.json"
+    settings(project, {"allow": ["Shell(sudo true)"]})
+    assert verdict(explain("--json", "--", "sudo", "true"))["rule"] == "shell:privileged"
+    user = world.seepient_home / "settings.json"
+    settings(user, {"allow": ["Shell(sudo true)"]})
+    opened = verdict(explain("--json", "--", "sudo", "true"))
+    assert opened["decision"] == "allow"
+    assert opened["decided_by"].endswith("(user settings)") and str(user) in opened["decided_by"]
+
+
+def test_a_real_run_refuses_privileged_and_dynamic_code_even_with_y(world, seepient, tmp_path: Path) -> None:
+    """What explain calls privileged is refused by a real -y run in autonomous-trusted mode: the setuid
+    bit is not set and the code built at run time never runs."""
+    tool = world.workspace / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    script = world.script(
+        [
+            {
+                "tool_calls": [
+                    {"name": "shell", "arguments": {"command": "chmod u+s tool"}},
+                    {"name": "shell", "arguments": {"command": 'X="touch pwned"; eval "$X"'}},
+                    {"name": "shell", "arguments": {"command": 'bash -c "$(echo touch pwned2)"'}},
+                ]
+            },
+            {"text": "Done."},
+        ]
+    )
+    env = {**world.env, "SEEPIENT_MANAGED_SETTINGS": str(tmp_path / "none.json")}
+    done = seepient(
+        "run",
+        "go",
+        "-y",
+        "--mode",
+        "autonomous-trusted",
+        "--model",
+        f"replay:{script}",
+        "--workspace",
+        str(world.workspace),
+        "--json",
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines() if '"tool_result"' in line]
+    assert [r["status"] for r in results] == ["denied", "denied", "denied"], results
+    assert not stat.S_IMODE(os.stat(tool).st_mode) & stat.S_ISUID
+    assert not (world.workspace / "pwned").exists() and not (world.workspace / "pwned2").exists()

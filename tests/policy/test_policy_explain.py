@@ -32,6 +32,7 @@ def test_a_shell_command_is_prepared_by_the_shell_tool(where) -> None:
         "decision": "allow",
         "reasons": list(result.reasons),
         "rule": "mode:ask-untrusted",
+        "decided_by": "the consent mode ask-untrusted (from the default): no rule and no check decided",
         "commands": [
             {"argv": ["cd", "src"], "binary": "cd"},
             {"argv": ["cat", "app.py"], "binary": "cat"},
@@ -82,3 +83,31 @@ def test_what_cannot_be_prepared_is_bad_input(where) -> None:
         explain("shell", "ls", mode="yolo", **where)
     with pytest.raises(SettingsError, match="not a directory"):
         explain("shell", "ls", **{**where, "workspace": where["workspace"] / "missing"})
+
+
+def test_decided_by_names_the_rule_that_decided_when_two_files_hold_it(where, layout) -> None:
+    """The same allow rule in the project and the user settings: for a privileged command it is the user's
+    that decides (a project's cannot open one), and explain names that file."""
+    project = layout.workspace / ".seepient" / "settings.json"
+    user = layout.seepient_home / "settings.json"
+    project.write_text(json.dumps({"permissions": {"allow": ["Shell(sudo true)", "Shell(make)"]}}))
+    user.write_text(json.dumps({"permissions": {"allow": ["Shell(sudo true)", "Shell(make)"]}}))
+    privileged = explain("shell", "sudo true", **where)
+    assert privileged.decision is Decision.ALLOW
+    assert (
+        privileged.decided_by
+        == f"allow rule Shell(sudo true) at {user}: permissions.allow[0] (user settings)"
+    )
+    plain = explain("shell", "make", **where)
+    assert plain.decided_by == f"allow rule Shell(make) at {project}: permissions.allow[1] (project settings)"
+
+
+def test_decided_by_for_checks_and_a_managed_lock(where, layout, tmp_path: Path) -> None:
+    fetched = explain("fetch", "http://169.254.169.254/", mode="bypass", **where)
+    assert fetched.rule == "fetch:address_policy" and "as of 2025-10-09" in fetched.decided_by
+    assert "privileged-command check" in explain("shell", "insmod x.ko", **where).decided_by
+    managed = tmp_path / "managed.json"
+    managed.write_text(json.dumps({"permissions": {"allowManagedRulesOnly": True}}))
+    locked = explain("shell", "make", **{**where, "managed_file": managed})
+    assert locked.rule == "managed_only:ask-untrusted"
+    assert f"locked by {managed}" in locked.decided_by

@@ -194,9 +194,9 @@ FETCH_TABLE = [
     ),
     ({"allow": ["Fetch(domain:example.com)"]}, "https://api.example.com/", ASK, "mode:always-ask"),
     ({"allow": ["Fetch(domain:example.com)"]}, "https://example.com.evil.net/", ASK, "mode:always-ask"),
-    ({"allow": ["Fetch(domain:example.com)"]}, "https://example.com@evil.net/", ASK, "mode:always-ask"),
-    ({"allow": ["Fetch(domain:example.com)"]}, "https://example.com\\@evil.net/", ASK, "mode:always-ask"),
-    ({"allow": ["Fetch(domain:example.com)"]}, "https://evil.net\\@example.com/", ASK, "mode:always-ask"),
+    ({"allow": ["Fetch(domain:example.com)"]}, "https://example.com@evil.net/", DENY, "fetch:invalid_url"),
+    ({"allow": ["Fetch(domain:example.com)"]}, "https://example.com\\@evil.net/", DENY, "fetch:invalid_url"),
+    ({"allow": ["Fetch(domain:example.com)"]}, "https://evil.net\\@example.com/", DENY, "fetch:invalid_url"),
     (
         {"allow": ["Fetch(domain:*.example.com)"]},
         "https://a.b.example.com/",

@@ -254,6 +254,8 @@ async def test_fetch_rules_apply_to_the_backend_host(tmp_path: Path, server: Loc
             home=tmp_path / "home",
             mode=mode,
             permissions=PermissionSettings(**rules),
+            # The session hands policy the executor's own address policy (the user's net allowlists).
+            net_policy=loopback_policy(server),
         )
 
     denied = engine("autonomous-trusted", deny=["Fetch(domain:search.internal)"]).evaluate(draft)

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import hmac
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from seepient.policy.commands import Word, base_name
 from seepient.policy.paths import is_shell_sink
 from seepient.policy.rules import PolicyRuleError, Rule, parse_rule
-from seepient.policy.shell import ShellAnalysis, analyse_command
+from seepient.policy.shell import CommandFacts, ShellAnalysis, analyse_command
 from seepient.protocol import (
     ApprovalScope,
+    Capability,
     Decision,
     FileChange,
     FileChangeSet,
@@ -38,6 +41,56 @@ _RUNNER_WORDS = frozenset({"run", "exec", "x", "dlx"})
 _SUBCOMMAND_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]*")
 # Path components that can go into an Edit rule as they are: no glob metacharacters, blanks or escapes.
 _PLAIN_COMPONENT = re.compile(r"[A-Za-z0-9_@+=,.-]+")
+# Programs (and git subcommands) some of whose forms destroy data or state with no way back: 'rm -rf',
+# 'chmod -R', 'git push --force', 'dd'. A prefix grant for one would cover those forms too, so an ask about
+# them offers only this exact action or these exact words, and no prefix grant ever covers a line with one.
+DESTRUCTIVE_PROGRAMS = frozenset(
+    "rm rmdir unlink shred wipe srm truncate dd find chmod chown chgrp chattr setfacl crontab rsync kill pkill "
+    "killall skill".split()
+)
+DESTRUCTIVE_GIT = frozenset(
+    "push reset clean checkout restore switch branch stash tag rebase filter-branch filter-repo update-ref "
+    "reflog gc prune worktree".split()
+)
+_DESTRUCTIVE_TOOL_WORDS = {
+    **dict.fromkeys(("docker", "podman"), frozenset({"rm", "rmi", "prune", "kill", "down"})),
+    "kubectl": frozenset({"delete", "drain", "replace"}),
+    "helm": frozenset({"uninstall", "delete", "rollback"}),
+    "terraform": frozenset({"destroy", "apply", "import", "state", "taint"}),
+}
+_GIT_VALUE_GLOBALS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+
+
+def _git_subcommand(words: tuple[Word, ...]) -> str | None:
+    index = 1
+    while index < len(words):
+        text = words[index].text
+        if text in _GIT_VALUE_GLOBALS:
+            index += 2
+        elif text.startswith("-"):
+            index += 1
+        else:
+            return text
+    return None
+
+
+def is_destructive(facts: CommandFacts) -> bool:
+    """Whether one simple command is a destructive program or form (at any wrapper stage, or any other
+    spelling of it such as a resolved git alias)."""
+    if Capability.DESTRUCTIVE in facts.capabilities:
+        return True
+    for words in (*facts.stages, *facts.spellings):
+        if not words:
+            continue
+        name = base_name(words[0])
+        if name in DESTRUCTIVE_PROGRAMS:
+            return True
+        if name == "git" and _git_subcommand(words) in DESTRUCTIVE_GIT:
+            return True
+        tool_words = _DESTRUCTIVE_TOOL_WORDS.get(name)
+        if tool_words is not None and any(w.text in tool_words for w in words[1:]):
+            return True
+    return False
 
 
 def once_only_reason(verdict: Verdict) -> str | None:
@@ -97,15 +150,29 @@ class ScopeFinder:
         project_rule: str | None = None
         payload = action.payload
         if isinstance(payload, ShellCommand):
-            prefix = self._prefix_rule(payload)
-            if prefix is not None:
-                assert prefix.argv is not None
-                shown = " ".join(prefix.argv)
-                spec = prefix.text[len("Shell(") : -1]
-                scopes.append(
-                    ApprovalScope(kind="prefix", value=spec, label=f"commands starting with `{shown}`")
-                )
-                project_rule = prefix.text
+            analysis = self._analyse(payload)
+            if any(is_destructive(facts) for facts in analysis.facts):
+                exact = self._exact_words_rule(payload, analysis)
+                if exact is not None:
+                    spec = exact.text[len("Shell(") : -1]
+                    scopes.append(
+                        ApprovalScope(
+                            kind="prefix",
+                            value=spec,
+                            label=f"exactly `{spec}` (destructive: no prefix is offered)",
+                        )
+                    )
+                    project_rule = exact.text
+            else:
+                prefix = self._prefix_rule(payload, analysis)
+                if prefix is not None:
+                    assert prefix.argv is not None
+                    shown = " ".join(prefix.argv)
+                    spec = prefix.text[len("Shell(") : -1]
+                    scopes.append(
+                        ApprovalScope(kind="prefix", value=spec, label=f"commands starting with `{shown}`")
+                    )
+                    project_rule = prefix.text
         elif isinstance(payload, FileChange):
             resolved = self._resolve_change(payload)
             if resolved is not None:
@@ -164,11 +231,15 @@ class ScopeFinder:
             shell.command, cwd=Path(shell.cwd or self.workspace), workspace=self.workspace, home=self._home
         )
 
-    def _shell_covered(self, rule: Rule, shell: ShellCommand) -> bool:
+    def _shell_covered(self, rule: Rule, shell: ShellCommand, analysis: ShellAnalysis | None = None) -> bool:
         """Every simple command of the line, nested ones included, starts with the rule's words and writes
-        through no redirection: one more command of any other kind and the line is not covered."""
-        analysis = self._analyse(shell)
+        through no redirection: one more command of any other kind and the line is not covered. A prefix
+        never covers a destructive command (``git push:*`` does not cover ``git push --force``): only a rule
+        of exact words does."""
+        analysis = analysis or self._analyse(shell)
         if not analysis.parsed or analysis.sets_variables or not analysis.facts:
+            return False
+        if rule.argv is None or (rule.prefix and any(is_destructive(f) for f in analysis.facts)):
             return False
         for facts in analysis.facts:
             if not facts.stages or not facts.stages[0]:
@@ -181,14 +252,31 @@ class ScopeFinder:
                 return False
         return True
 
-    def _prefix_rule(self, shell: ShellCommand) -> Rule | None:
+    def _exact_words_rule(self, shell: ShellCommand, analysis: ShellAnalysis) -> Rule | None:
+        """``Shell(<every word>)`` when the line is one simple command of plain words (repeated is fine): it
+        covers exactly those words, so the paths it deletes or changes are pinned."""
+        if not analysis.parsed or analysis.sets_variables or not analysis.facts:
+            return None
+        words = analysis.facts[0].stages[0] if analysis.facts[0].stages else ()
+        if not words or any(not w.static or w.glob or w.pipe for w in words):
+            return None
+        texts = tuple(w.text for w in words)
+        try:
+            rule = parse_rule(f"Shell({shlex.join(texts)})", "session grant")
+        except PolicyRuleError:
+            return None
+        if rule.argv != texts or rule.prefix:
+            return None
+        return rule if self._shell_covered(rule, shell, analysis) else None
+
+    def _prefix_rule(self, shell: ShellCommand, analysis: ShellAnalysis | None = None) -> Rule | None:
         """``Shell(<program> [subcommand…]:*)`` from the first simple command, when it covers the whole line.
 
         The prefix is the program and the words after it that name a subcommand (``git commit``, ``npm run
         test``), stopping at the first option, file operand or computed word. It is offered only when it
         covers the very line being approved, so a person never grants something other than what they see.
         """
-        analysis = self._analyse(shell)
+        analysis = analysis or self._analyse(shell)
         if not analysis.parsed or analysis.sets_variables or not analysis.facts:
             return None
         first = analysis.facts[0]
@@ -216,7 +304,7 @@ class ScopeFinder:
             return None
         if rule.argv != tuple(words) or not rule.prefix:
             return None
-        return rule if self._shell_covered(rule, shell) else None
+        return rule if self._shell_covered(rule, shell, analysis) else None
 
     # -- files ----------------------------------------------------------------------------------------
 

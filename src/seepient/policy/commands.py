@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Literal
 
+from seepient.policy.privileged import WRAPPER_REASONS, dynamic_code_reason, privileged_reason
 from seepient.policy.sed import SedSyntaxError, read_sed_script, writes_to_a_file
 from seepient.protocol import Capability
 
@@ -49,11 +50,16 @@ class Operand:
 
 @dataclass(frozen=True)
 class Danger:
-    """``deny`` for what no mode may run (formatting a disk); ``confirm`` for what a person must see
-    whatever the mode (code fetched from the network run unseen); ``ask`` for what the mode weighs."""
+    """``deny`` for what no mode may run (formatting a disk); ``privileged`` for what runs with raised rights,
+    changes the machine below the user or runs code built at run time (``policy/privileged.py``): denied in
+    every mode unless an allow rule of the user, managed or ``--config`` settings covers the command;
+    ``confirm`` for what a person must see whatever the mode (code fetched from the network run unseen);
+    ``ask`` for what the mode weighs."""
 
-    level: Literal["deny", "confirm", "ask"]
+    level: Literal["deny", "privileged", "confirm", "ask"]
     reason: str
+    words: tuple[Word, ...] | None = None
+    """The stage the danger is about (``sudo rm x`` inside ``xargs sudo rm x``): what an allow rule must name."""
 
 
 @dataclass(frozen=True)
@@ -318,9 +324,10 @@ _WRAPPERS: dict[str, _Wrapper] = {
 _FLOCK_SCRIPT_OPTIONS = frozenset({"-c", "--command"})
 
 
-def _privileged(interpretation: Interpretation, name: str) -> None:
+def _privileged(interpretation: Interpretation, name: str, stage: tuple[Word, ...]) -> None:
     interpretation.capabilities.add(Capability.PRIVILEGE)
-    interpretation.dangers.append(Danger("ask", f"{name} runs a command with raised privileges"))
+    reason = WRAPPER_REASONS.get(name, f"{name} runs a command with raised privileges")
+    interpretation.dangers.append(Danger("privileged", reason, stage))
 
 
 def _strip_assignments(args: list[Word], interpretation: Interpretation) -> list[Word]:
@@ -359,7 +366,7 @@ def _unwrap(argv: tuple[Word, ...], interpretation: Interpretation, depth: int =
             "runuser",
         )
         interpretation.wrappers.append("runuser")
-        _privileged(interpretation, "runuser")
+        _privileged(interpretation, "runuser", argv)
         if parsed.problem or not parsed.operands:
             interpretation.problems.append(parsed.problem or "runuser without a command")
             return
@@ -369,6 +376,9 @@ def _unwrap(argv: tuple[Word, ...], interpretation: Interpretation, depth: int =
     spec = _WRAPPERS.get(name)
     if spec is None:
         return
+    if name in PRIVILEGE_WRAPPERS:
+        # Before the options are read: 'sudo -l' or an option nobody analysed is still sudo.
+        _privileged(interpretation, name, argv)
     if name == "time" and len(argv) > 1 and argv[1].text in ("-o", "--output", "-a", "--append"):
         interpretation.problems.append("time -o writes its report to a file; it is not analysed")
         return
@@ -384,8 +394,6 @@ def _unwrap(argv: tuple[Word, ...], interpretation: Interpretation, depth: int =
         interpretation.problems.append(f"{name} {used} is not analysed; cannot tell what it runs or where")
         return
     interpretation.wrappers.append(name)
-    if name in PRIVILEGE_WRAPPERS:
-        _privileged(interpretation, name)
     if any(opt in spec.no_command_options for opt, _ in parsed.options):
         return
     if name == "xargs":
@@ -438,7 +446,7 @@ def _unwrap(argv: tuple[Word, ...], interpretation: Interpretation, depth: int =
 def _unwrap_su(argv: tuple[Word, ...], interpretation: Interpretation) -> None:
     name = base_name(argv[0])
     interpretation.wrappers.append(name)
-    _privileged(interpretation, name)
+    _privileged(interpretation, name, argv)
     parsed = _parse(
         list(argv[1:]),
         _opts(
@@ -1044,29 +1052,18 @@ def _chmod_like(program: str) -> _OperandRule:
     def rule(args: Sequence[Word], interpretation: Interpretation, name: str) -> None:
         parsed = _parse(args, _opts("--reference --from"), name)
         operands = list(parsed.operands)
-        mode = None
         if not parsed.values("--reference") and operands:
-            mode = operands.pop(0)
+            operands.pop(0)  # the mode, owner or attributes: not a file
         recursive = parsed.has("-R", "--recursive")
         for word in operands:
             interpretation.operands.append(
                 Operand(word, write=True, role=f"{name} target", recursive=recursive)
             )
-        if program == "chmod" and mode is not None and _is_setid_mode(mode.text):
-            interpretation.capabilities.add(Capability.PRIVILEGE)
-            interpretation.dangers.append(
-                Danger("ask", f"chmod {mode.text} makes a program run with its owner's rights")
-            )
+        # setuid/setgid modes and hand-overs to root are judged in privileged.py, like every such command.
         if program in ("chown", "chgrp"):
             interpretation.capabilities.add(Capability.PRIVILEGE)
 
     return rule
-
-
-def _is_setid_mode(mode: str) -> bool:
-    if re.fullmatch(r"[0-7]+", mode):
-        return int(mode, 8) & 0o6000 != 0
-    return re.search(r"[+=][rwxXt]*s", mode) is not None
 
 
 def _git(
@@ -1735,6 +1732,10 @@ def _classify(interpretation: Interpretation) -> None:
         interpretation.capabilities.add(Capability.PROCESS_CONTROL)
     if name in _PRIVILEGE_PROGRAMS:
         interpretation.capabilities.add(Capability.PRIVILEGE)
+    privileged = privileged_reason(name, args)
+    if privileged is not None:
+        interpretation.capabilities.add(Capability.PRIVILEGE)
+        interpretation.dangers.append(Danger("privileged", privileged, argv))
     if name in _DISK_DESTROYERS or name.startswith("mkfs."):
         interpretation.capabilities.add(Capability.DESTRUCTIVE)
         interpretation.dangers.append(Danger("deny", f"{name} rewrites a disk or partition table"))
@@ -1770,6 +1771,7 @@ def _classify(interpretation: Interpretation) -> None:
     if name in ("cd", "pushd"):
         positional = [w for w in args if not (w.static and w.text.startswith("-") and w.text != "-")]
         interpretation.cwd_change = positional[0] if positional else Word("~")
+    _dynamic_code(name, args, interpretation)
     if name in ("eval", "source", ".", "alias", "hash", "enable", "fc", "trap") and not (
         name == "trap" and (not texts or texts[0] in ("-l", "-p"))
     ):
@@ -1782,6 +1784,20 @@ def _classify(interpretation: Interpretation) -> None:
                 f"{name} makes the shell run or redefine commands that cannot be read here"
             )
             interpretation.runs_unseen = name in ("eval", "source", ".")
+
+
+def _dynamic_code(name: str, args: Sequence[Word], interpretation: Interpretation) -> None:
+    """``eval "$x"``, ``source "$f"``/``source <(…)`` and ``trap "$x"`` run code that exists only at run time."""
+    code: Word | None = None
+    if name == "eval":
+        code = next((w for w in args if not w.static), None)
+    elif name in ("source", ".") and args and (not args[0].static or args[0].pipe):
+        code = args[0]
+    elif name == "trap" and args and not args[0].static:
+        code = args[0]
+    if code is not None:
+        danger = Danger("privileged", dynamic_code_reason(name, code), interpretation.effective)
+        interpretation.dangers.append(danger)
 
 
 HISTORY_VARIABLES = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"})
@@ -1866,6 +1882,8 @@ def _inline_code(code: Word, interpretation: Interpretation, name: str) -> None:
     obvious is still read out of it: quoted paths it may open, commands it hands to a shell, and a loop
     that forks."""
     if not code.static:
+        danger = Danger("privileged", dynamic_code_reason(name, code), interpretation.effective)
+        interpretation.dangers.append(danger)
         return
     text = code.text[:_MAX_INLINE_CODE]
     for match in _STRING_LITERAL.finditer(text):
@@ -1889,6 +1907,11 @@ def interpret(argv: tuple[Word, ...]) -> Interpretation:
     _unwrap(argv, interpretation)
     if not interpretation.problems:
         _classify(interpretation)
+    for script in interpretation.scripts:
+        if not script.static:
+            # 'bash -c "$X"', 'su -c "$(…)"', 'flock f -c "$X"': the program text exists only at run time.
+            reason = dynamic_code_reason(base_name(interpretation.binary), script)
+            interpretation.dangers.append(Danger("privileged", reason, interpretation.effective))
     interpretation.safe = not interpretation.problems and is_known_safe(interpretation)
     return interpretation
 

@@ -23,7 +23,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from seepient.config.settings import PermissionSettings, PermissionSources, SettingsError
-from seepient.policy.commands import Operand, Word, base_name
+from seepient.net.address_policy import AddressPolicy
+from seepient.net.url import UrlError, parse_url
+from seepient.policy.commands import Danger, Operand, Word, base_name
 from seepient.policy.delegation import evaluate_agent, evaluate_worktree
 from seepient.policy.memory import evaluate_knowledge, evaluate_memory, web_search_fetch
 from seepient.policy.modes import ModeSubject, decide, resolve_mode
@@ -63,10 +65,12 @@ from seepient.protocol.actions import KnowledgeQuery, McpCall, MemoryAction, Pro
 RULE_UNPARSED = "shell:unparsed"
 RULE_UNVERIFIABLE = "shell:unverifiable_path"
 RULE_DANGEROUS = "shell:dangerous"
+RULE_PRIVILEGED = "shell:privileged"
 RULE_CONTAINS_SENSITIVE = "path_guard:contains_sensitive"
 RULE_EMPTY = "shell:empty"
 RULE_CONTAINS_DENIED = "path_rule:contains_denied"
 RULE_INVALID_URL = "fetch:invalid_url"
+RULE_FETCH_REFUSED = "fetch:address_policy"
 MANAGED_ONLY_PREFIX = "managed_only:"
 MAX_TRACKED_DIRECTORIES = 16
 # How many entries below a recursive read are looked at for a file a deny rule names; past it, one is assumed.
@@ -76,6 +80,7 @@ _SPECIFICITY = {
     RULE_SENSITIVE: 1,
     RULE_FOREIGN: 1.5,
     RULE_DANGEROUS: 2,
+    RULE_PRIVILEGED: 2.5,
     RULE_OUTSIDE: 3,
     RULE_UNPARSED: 4,
     RULE_UNVERIFIABLE: 5,
@@ -85,6 +90,15 @@ _SPECIFICITY = {
 # Among asks, a line that could not be analysed is named before the danger found in what could be.
 _ASK_SPECIFICITY = {**_SPECIFICITY, RULE_DANGEROUS: 4.5}
 _MODES = ("always-ask", "ask-untrusted", "auto", "autonomous-trusted")
+USER_LEVEL_SOURCES = frozenset({"user", "managed", "command-line", "settings"})
+"""Rule sources whose allow rules may open a privileged command: the user's own settings, the managed file,
+a ``--config`` file or flags, and rules handed over in code (the SDK, tests); never a project's settings, a
+project rule approved at a prompt, or a session grant."""
+_PRIVILEGED_HOW = (
+    "privileged and kernel-level commands are refused in every mode; only an allow rule in the user, managed "
+    "or --config settings (e.g. ~/.seepient/settings.json) that names the command can permit one — a "
+    "project's rules, session grants and -y never do"
+)
 _NETWORK_URL_PROGRAMS = frozenset("curl wget http https xh aria2c lynx links w3m".split())
 _HOST_WORD = re.compile(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?::\d+)?(?:[/?#].*)?$")
 _REMOTE_WORD = re.compile(r"^(?:[^@/\s]+@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+\.[A-Za-z]{2,})(?::|$)")
@@ -142,10 +156,14 @@ class PolicyEngine:
         permissions: PermissionSettings,
         home: Path | None = None,
         sources: PermissionSources | None = None,
+        net_policy: AddressPolicy | None = None,
     ) -> None:
         """``permissions`` as loaded by ``load_settings`` carries its sources (file and position of every
-        rule); ``sources`` overrides them. A malformed rule raises ``PolicyRuleError`` and a mode the
-        managed settings disable ``PolicyModeError``, both ``SettingsError``s that stop the run."""
+        rule); ``sources`` overrides them. ``net_policy`` is the fetch address policy of the ``net`` settings
+        (default: no allowlist), so a fetch it would refuse is denied here already. A malformed rule raises
+        ``PolicyRuleError`` and a mode the managed settings disable ``PolicyModeError``, both
+        ``SettingsError``s that stop the run."""
+        self.net_policy = net_policy or AddressPolicy()
         self.rules = RuleSet.from_sources(sources if sources is not None else permissions.rule_sources)
         self._guard = PathGuard(
             workspace, seepient_home=seepient_home, home=home, foreign_allowed=self.user_allows_write
@@ -495,15 +513,19 @@ class PolicyEngine:
                 RULE_INVALID_URL, f"{fetch.url!r} names no host policy can check; give an http(s) URL"
             )
         shown = ", ".join(hosts)
-        for name, make in (("deny", Verdict.deny), ("ask", Verdict.ask)):
-            for rule in getattr(self.rules, name):
-                if self._applies(rule, action, families) and (
-                    rule.bare or any(rule.matches_host(h, lenient=True) for h in hosts)
-                ):
-                    return make(
-                        f"{name}:{rule.text}",
-                        f"a {name} rule ({rule.source}) covers fetching {fetch.url} (host {shown})",
-                    )
+        rule = self._host_rule(self.rules.deny, action, hosts)
+        if rule is not None:
+            return Verdict.deny(
+                f"deny:{rule.text}", f"a deny rule ({rule.source}) covers fetching {fetch.url} (host {shown})"
+            )
+        refused = self._fetch_refusal(fetch.url)
+        if refused is not None:
+            return refused
+        rule = self._host_rule(self.rules.ask, action, hosts)
+        if rule is not None:
+            return Verdict.ask(
+                f"ask:{rule.text}", f"an ask rule ({rule.source}) covers fetching {fetch.url} (host {shown})"
+            )
         # Every reading of the URL must be allowed: a parser disagreement must not open a host.
         for rule in self.rules.allow:
             if self._applies(rule, action, families) and (
@@ -517,6 +539,37 @@ class PolicyEngine:
         )
         return self._decide(
             ModeSubject("fetch", False, concerns=[f"it fetches {fetch.url} from the network"]), locked
+        )
+
+    def _host_rule(
+        self, rules: Iterable[Rule], action: PreparedActionDraft, hosts: Sequence[str]
+    ) -> Rule | None:
+        return next(
+            (
+                rule
+                for rule in rules
+                if self._applies(rule, action, ("Fetch",))
+                and (rule.bare or any(rule.matches_host(h, lenient=True) for h in hosts))
+            ),
+            None,
+        )
+
+    def _fetch_refusal(self, url: str) -> Verdict | None:
+        """The fetch layer's own refusal, given before anyone is asked: a URL its strict parser rejects, a
+        port, an address literal or a name that always resolves locally (no DNS here: a rebinding answer
+        could differ from the one the pinned fetch gets). Other names are left to the pinned fetch."""
+        try:
+            parsed = parse_url(url)
+        except UrlError as exc:
+            return Verdict.deny(RULE_INVALID_URL, f"the fetch would refuse {url!r}: {exc}")
+        problem = self.net_policy.static_reason(parsed.host, parsed.ip, parsed.port)
+        if problem is None:
+            return None
+        return Verdict.deny(
+            RULE_FETCH_REFUSED,
+            f"the fetch address policy refuses {parsed.geturl()}: {problem}",
+            "no rule, grant or mode can open it; internal services are reached only through net.allowHosts, "
+            "net.allowRanges and net.allowPorts in the user, managed or --config settings",
         )
 
     # -- MCP tools ------------------------------------------------------------------------------------
@@ -561,6 +614,7 @@ class PolicyEngine:
             return Verdict.deny(RULE_EMPTY, "the command runs nothing")
         review = _ShellReview(self, action, analysis, cwd)
         review.run()
+        review.judge_privileged()
         if review.deny_rule is not None:
             rule, reason = review.deny_rule
             return Verdict.deny(f"deny:{rule.text}", reason)
@@ -573,8 +627,18 @@ class PolicyEngine:
         covering = [review.allow_cover(f) for f in analysis.facts]
         if all(covering):
             first = next(rule for rule in covering if rule is not None)
-            names = ", ".join(dict.fromkeys(rule.text for rule in covering if rule is not None))
-            return Verdict.allow(f"allow:{first.text}", f"allow rules cover every command: {names}")
+            names = ", ".join(
+                dict.fromkeys(f"{rule.text} ({rule.source})" for rule in covering if rule is not None)
+            )
+            reasons = [f"allow rules cover every command: {names}"]
+            if review.opened:
+                # What let a privileged command through is what a person needs to see first.
+                first = review.opened[0]
+                reasons.insert(
+                    0,
+                    f"an allow rule of the {first.origin} settings ({first.source}) opens the privileged command",
+                )
+            return Verdict.allow(f"allow:{first.text}", *reasons)
         known_safe = (
             analysis.parsed
             and not analysis.sets_variables
@@ -608,6 +672,8 @@ class _ShellReview:
         self.findings = _Findings()
         self.deny_rule: tuple[Rule, str] | None = None
         self.ask_rule: tuple[Rule, str] | None = None
+        self.privileged: list[tuple[CommandFacts, Danger]] = []
+        self.opened: list[Rule] = []
         self._checked: set[tuple[str, bool, str, bool]] = set()
         self.inside = self.guard.is_inside(str(cwd))
 
@@ -625,7 +691,10 @@ class _ShellReview:
             self._words(facts)
             self._operands(facts)
             for danger in facts.dangers:
-                self._danger(danger.level, danger.reason)
+                if danger.level == "privileged":
+                    self.privileged.append((facts, danger))
+                else:
+                    self._danger(danger.level, danger.reason)
             self._capabilities(facts)
             self._follow_cd(facts)
 
@@ -684,14 +753,41 @@ class _ShellReview:
     def allow_cover(self, facts: CommandFacts) -> Rule | None:
         return self.cover(facts, self.engine.rules.allow)
 
-    def cover(self, facts: CommandFacts, rules: Iterable[Rule]) -> Rule | None:
-        writes_elsewhere = any(
+    def judge_privileged(self) -> None:
+        """Deny each privileged command no user-level allow rule names (the class of ``policy/privileged.py``).
+
+        The rule must name the stage the danger is about (``sudo rm x`` inside ``xargs sudo rm x``), so a rule
+        for a wrapper around it, or for a shell whose script holds it, never opens it."""
+        user_rules = [
+            rule
+            for rule in self.engine.rules.allow
+            if rule.origin in USER_LEVEL_SOURCES and self.engine._applies(rule, self.action, ("Shell",))
+        ]
+        for facts, danger in self.privileged:
+            stage = danger.words or (facts.stages[0] if facts.stages else ())
+            opener = (
+                next((r for r in user_rules if r.bare or r.matches_argv(stage, lenient=False)), None)
+                if stage and not self._writes_elsewhere(facts)
+                else None
+            )
+            if opener is not None:
+                self.opened.append(opener)
+            else:
+                shown = " ".join(w.text for w in stage) or " ".join(facts.command.argv)
+                self.findings.deny(RULE_PRIVILEGED, f"`{shown}`: {danger.reason}")
+                self.findings.deny(RULE_PRIVILEGED, _PRIVILEGED_HOW)
+
+    @staticmethod
+    def _writes_elsewhere(facts: CommandFacts) -> bool:
+        return any(
             op.write
             and op.role == "redirection target"
             and not (op.word.static and is_shell_sink(op.word.text))
             for op in facts.operands
         )
-        if writes_elsewhere or not facts.stages or not facts.stages[0]:
+
+    def cover(self, facts: CommandFacts, rules: Iterable[Rule]) -> Rule | None:
+        if self._writes_elsewhere(facts) or not facts.stages or not facts.stages[0]:
             return None
         for rule in rules:
             if not self.engine._applies(rule, self.action, ("Shell",)):

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from seepient.config.paths import SeepientPaths
 from seepient.config.settings import SettingsError, load_settings, normalise_mode
-from seepient.policy.engine import PolicyEngine
+from seepient.net.address_policy import policy_from_settings
+from seepient.net.special_addresses import REGISTRY_DATE, REGISTRY_SOURCE
+from seepient.policy.engine import MANAGED_ONLY_PREFIX, PolicyEngine
 from seepient.protocol import (
     ActionKind,
     Capability,
@@ -34,6 +36,7 @@ from seepient.protocol import (
     ShellCommand,
     ShellOutcome,
     SimpleCommand,
+    Verdict,
     new_id,
 )
 from seepient.tools.base import ToolContext, ToolInputError
@@ -70,14 +73,19 @@ class Explanation:
     rule_source: str | None = None
     """Where a person finds that rule: ``/ws/.seepient/settings.json: permissions.allow[0]``."""
     project: ProjectReport | None = None
+    decided_by: str = ""
+    """What decided, and where a person finds it: ``deny rule Shell(git push:*) in /u/settings.json:
+    permissions.deny[0] (user settings)``, ``the built-in privileged-command check``, ``the consent mode …``."""
 
     def to_json(self) -> dict[str, Any]:
-        """The documented object: decision, reasons, rule, commands (argv and binary) and capabilities; with
-        ``ruleSource`` when a rule decided and ``project`` when the workspace has project settings."""
+        """The documented object: decision, reasons, rule, ``decided_by`` (the rule and the file and position that
+        decided, or the built-in check), commands (argv and binary) and capabilities; with ``ruleSource`` when a
+        rule decided and ``project`` when the workspace has project settings."""
         out: dict[str, Any] = {
             "decision": self.decision.value,
             "reasons": list(self.reasons),
             "rule": self.rule,
+            "decided_by": self.decided_by,
             "commands": [{"argv": list(c.argv), "binary": c.binary} for c in self.commands],
             "capabilities": [c.value for c in self.capabilities],
         }
@@ -144,10 +152,26 @@ async def explain_async(
     paths = paths or SeepientPaths.from_env()
     settings = load_settings(workspace, paths=paths, config_file=config_file, managed_file=managed_file)
     chosen = normalise_mode(mode or settings.permissions.mode or "ask-untrusted")
+    try:
+        net_policy = policy_from_settings(settings.net)
+    except ValueError as exc:
+        raise SettingsError(f"settings: net: {exc}") from None
     engine = PolicyEngine(
-        workspace, seepient_home=paths.home, mode=chosen, permissions=settings.permissions, home=home
+        workspace,
+        seepient_home=paths.home,
+        mode=chosen,
+        permissions=settings.permissions,
+        home=home,
+        net_policy=net_policy,
     )
     sources = tuple(source.label for source in settings.permissions.rule_sources.sources)
+    mode_from = (
+        "--mode"
+        if mode
+        else "permissions.mode of the settings"
+        if settings.permissions.mode
+        else "the default"
+    )
     common: dict[str, Any] = {
         "mode": engine.mode,
         "kind": kind,
@@ -165,7 +189,13 @@ async def explain_async(
     try:
         draft = await _prepare(kind, target, ctx)
     except PathDenied as denied:
-        return Explanation(Decision.DENY, (f"{denied.path}: {denied.reason}",), denied.rule, **common)
+        return Explanation(
+            Decision.DENY,
+            (f"{denied.path}: {denied.reason}",),
+            denied.rule,
+            decided_by=_built_in(denied.rule),
+            **common,
+        )
     except ToolInputError as exc:
         raise ExplainInputError(str(exc)) from None
     verdict = engine.evaluate(draft)
@@ -190,6 +220,7 @@ async def explain_async(
         parsed=parsed,
         rule_origin=deciding.origin if deciding is not None else None,
         rule_source=deciding.source if deciding is not None else None,
+        decided_by=decided_by(engine, verdict, mode_from=mode_from),
         **common,
     )
 
@@ -200,6 +231,56 @@ def _deciding_rule(engine: PolicyEngine, rule: str | None) -> Any:
     if kind not in ("allow", "ask", "deny") or not text:
         return None
     return next((r for r in getattr(engine.rules, kind) if r.text == text), None)
+
+
+_BUILT_IN = {
+    "path_guard": "Seepient's path guard (workspace containment, sensitive paths, its own state)",
+    "shell:privileged": (
+        "the built-in privileged-command check (policy/privileged.py); only an allow rule in the user, managed "
+        "or --config settings that names the command can open it"
+    ),
+    "fetch:address_policy": (
+        f"the fetch address policy (the {REGISTRY_SOURCE} as of {REGISTRY_DATE}); its only openings are "
+        "net.allowHosts, net.allowRanges and net.allowPorts in the user, managed or --config settings"
+    ),
+    "fetch:invalid_url": "the fetch's strict URL parser (net/url.py)",
+    "shell": "the built-in shell analysis (policy/shell.py, policy/commands.py)",
+}
+
+
+def _built_in(rule: str | None) -> str:
+    rule = rule or ""
+    for prefix in (rule, rule.split(":", 1)[0]):
+        if prefix in _BUILT_IN:
+            return _BUILT_IN[prefix]
+    return f"the built-in check {rule}" if rule else "the built-in checks"
+
+
+def decided_by(engine: PolicyEngine, verdict: Verdict, *, mode_from: str) -> str:
+    """The rule that decided with its file and position, the consent mode and where it was chosen, or the
+    built-in check, in words."""
+    rule = verdict.rule or ""
+    kind, _, text = rule.partition(":")
+    if kind in ("allow", "ask", "deny"):
+        candidates = [r for r in getattr(engine.rules, kind) if r.text == text]
+        # The engine names the deciding rule's source in its first reason that names one; with the same
+        # rule in two files, that one decided.
+        found = next(
+            (r for reason in verdict.reasons for r in candidates if r.source in reason),
+            candidates[0] if candidates else None,
+        )
+        if found is not None:
+            return f"{kind} rule {text} at {found.source} ({found.origin} settings)"
+        return f"{kind} rule {text}"
+    if kind == "mode":
+        return f"the consent mode {text} (from {mode_from}): no rule and no check decided"
+    if rule.startswith(MANAGED_ONLY_PREFIX):
+        where = engine.rules.managed_path or "the managed settings"
+        return (
+            f"the consent mode {text} (from {mode_from}), locked by {where} (allowManagedRulesOnly): only a "
+            "person may answer"
+        )
+    return _built_in(rule)
 
 
 async def _prepare(kind: TargetKind, target: str, ctx: ToolContext) -> PreparedActionDraft:

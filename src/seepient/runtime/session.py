@@ -221,12 +221,17 @@ class Session:
         registry = builtin_registry(settings)
         for tool in options.extra_tools:
             registry.register(tool)
+        try:
+            net_policy = policy_from_settings(settings.net)
+        except ValueError as exc:
+            raise SettingsError(f"settings: net: {exc}") from None
         policy = PolicyEngine(
             workspace,
             seepient_home=paths.home,
             mode=mode,
             permissions=settings.permissions,
             sources=options.subagent.sources if options.subagent is not None else None,
+            net_policy=net_policy,
         )
         executor = LocalExecutor(
             workspace,
@@ -234,7 +239,7 @@ class Session:
             seepient_home=paths.home,
             max_output_bytes=settings.execution.max_output_bytes,
             environ=options.environ,
-            net_policy=policy_from_settings(settings.net),
+            net_policy=net_policy,
             # A command approved with the network capability reaches the network only through Seepient's
             # proxy, which applies the same address policy and Fetch deny rules as web_fetch.
             network_egress="filtered",
@@ -375,7 +380,7 @@ class Session:
             connector=HostMcpConnector(
                 workspace,
                 environ=options.environ,
-                net_policy=policy_from_settings(settings.net),
+                net_policy=net_policy,
                 domain_check=policy.refused_host,
             ),
             events=events,

@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import os
 import secrets
+import stat
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -221,6 +223,7 @@ class Store:
             if parsed.database and parsed.database != ":memory:":
                 try:
                     Path(parsed.database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    _private_sqlite_file(Path(parsed.database))
                 except OSError as exc:
                     raise StoreError(f"cannot open the database {shown}: {exc.strerror or exc}") from None
             engine = create_async_engine(url)
@@ -764,6 +767,31 @@ _RAISE_LAST_SEQ = (
     )
     .values(last_seq=bindparam("b_seq"))
 )
+
+
+_SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def _private_sqlite_file(path: Path) -> None:
+    """Create the database file 0600 whatever the umask, before SQLite (and any conversation or token hash)
+    touches it; SQLite gives its -wal and -shm files the database's own mode. A database left readable by an
+    older version is narrowed to 0600 with its companions; files of another owner are left as they are."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        try:
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+    for candidate in (path, *(path.with_name(path.name + suffix) for suffix in _SQLITE_COMPANIONS)):
+        try:
+            info = os.lstat(candidate)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o077:
+            os.chmod(candidate, 0o600)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

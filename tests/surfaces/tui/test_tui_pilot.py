@@ -9,6 +9,7 @@ from textual.widgets import Input
 
 from seepient.surfaces.tui.app import SeepientTui
 from seepient.surfaces.tui.approval import ApprovalScreen
+from seepient.surfaces.tui.mode_confirm import ConfirmModeScreen
 from seepient.surfaces.tui.widgets import AssistantText, Notice, PromptInput, ToolCallView, UserPrompt
 from tests.surfaces.tui.conftest import edit, shell, write
 
@@ -156,19 +157,58 @@ async def test_ctrl_c_interrupts_then_quits(make_app):
     assert app.return_value == 0
 
 
-async def test_shift_tab_cycles_the_consent_mode(make_app):
+async def test_shift_tab_cycles_the_consent_mode_but_never_into_autonomous_trusted(make_app):
     app = make_app([write("a.txt", "x"), {"text": "ok"}], mode="ask-untrusted")
     async with app.run_test(size=(120, 40)) as pilot:
         seen = []
-        for _ in range(4):
+        for _ in range(7):
             await pilot.press("shift+tab")
             seen.append(app.session.mode)
-        assert seen == ["auto", "autonomous-trusted", "always-ask", "ask-untrusted"]
-        await pilot.press("shift+tab", "shift+tab")
-        assert app.session.mode == "autonomous-trusted"
+        assert seen == ["auto", "always-ask", "ask-untrusted", "auto", "always-ask", "ask-untrusted", "auto"]
         await _type(pilot, "go")
-        await _settle(pilot)  # the new mode governs the next action: no modal
+        await _settle(pilot)  # the new mode (auto) governs the next action: a change inside the workspace
         assert (app.session.workspace / "a.txt").read_text() == "x"
+
+
+async def test_shift_tab_leaves_autonomous_trusted_for_always_ask(make_app):
+    app = make_app([{"text": "ok"}], mode="autonomous-trusted")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("shift+tab")
+        assert app.session.mode == "always-ask"
+
+
+async def _wait_for(pilot, screen_type):  # type: ignore[no-untyped-def]
+    for _ in range(400):
+        await pilot.pause()
+        if isinstance(pilot.app.screen, screen_type):
+            return pilot.app.screen
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{screen_type.__name__} never appeared")
+
+
+async def test_mode_autonomous_trusted_asks_for_confirmation_first(make_app):
+    app = make_app([write("b.txt", "y"), {"text": "ok"}], mode="always-ask")
+    async with app.run_test(size=(120, 40)) as pilot:
+        for answer in ("n", "escape"):
+            for spelling in ("autonomous-trusted", "bypass"):
+                await _type(pilot, f"/mode {spelling}")
+                await _wait_for(pilot, ConfirmModeScreen)
+                assert app.session.mode == "always-ask"  # nothing changes while the question is open
+                await pilot.press(answer)
+                await pilot.pause()
+                assert app.session.mode == "always-ask" and not isinstance(app.screen, ConfirmModeScreen)
+        assert "stays always-ask" in _notices(app)
+        await _type(pilot, "/mode autonomous-trusted")
+        await _wait_for(pilot, ConfirmModeScreen)
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.session.mode == "autonomous-trusted"
+        await _type(pilot, "/mode autonomous-trusted")  # already there: nothing to confirm
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmModeScreen)
+        await _type(pilot, "go")
+        await _settle(pilot)
+        assert (app.session.workspace / "b.txt").read_text() == "y"
 
 
 async def test_prompt_history_up_and_down(make_app):

@@ -100,6 +100,7 @@ def _human(result: object) -> str:
     lines = [
         f"{result.decision.value.upper()}: {what} {result.target}",
         f"  rule: {result.rule or '(none)'}",
+        f"  decided by: {result.decided_by or '(nothing)'}",
     ]
     if result.reasons:
         lines.append("  why:")
@@ -113,8 +114,6 @@ def _human(result: object) -> str:
             lines.append("    (the line could not be fully analysed)")
     lines.append(f"  capabilities: {', '.join(c.value for c in result.capabilities) or 'none'}")
     lines.append(f"  mode: {result.mode}")
-    if result.rule_source is not None:
-        lines.append(f"  decided by: the {result.rule_origin} rule at {result.rule_source}")
     lines.append(f"  rules from: {'; '.join(result.sources) or 'no settings file has permission rules'}")
     project = result.project
     if project is not None and project.changes:

@@ -35,18 +35,21 @@ if TYPE_CHECKING:
     from seepient.surfaces.tui.sessions import SessionLog
 
 MODES = ("always-ask", "ask-untrusted", "auto", "autonomous-trusted")
+# Shift+Tab never lands on autonomous-trusted: a key pressed in passing must not stop every question.
+CYCLED_MODES = ("always-ask", "ask-untrusted", "auto")
+UNATTENDED_MODE = "autonomous-trusted"
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _HELP = """\
 /help              this help
 /model [SPEC]      show the model, or switch to PROVIDER:MODEL (the conversation carries over)
-/mode [MODE]       show or set the consent mode: always-ask, ask-untrusted, auto, autonomous-trusted
+/mode [MODE]       show or set the consent mode: always-ask, ask-untrusted, auto, autonomous-trusted (asks first)
 /skill NAME        give the model a skill's full instructions from now on
 /plan PROMPT       plan first with read-only tools; the plan is carried out only once you approve it
 /image [PATH]      attach an image to the next prompt (or paste/drop the file); /image clear drops them
 /compact           shorten the history now (older turns summarised)
 /sessions          pick one of this workspace's stored sessions and resume it
 /quit              leave
-Enter sends · Ctrl+J new line · pasting an image file's path attaches it · Up/Down history · Shift+Tab cycles the consent mode
+Enter sends · Ctrl+J new line · pasting an image file's path attaches it · Up/Down history · Shift+Tab cycles always-ask, ask-untrusted, auto
 Ctrl+C interrupts the running turn; a second Ctrl+C quits"""
 _ANSWERS = {
     "approve_once": "approved once",
@@ -600,6 +603,29 @@ class SeepientTui(App[int]):
 
     def _set_mode(self, mode: str) -> None:
         from seepient.config import SettingsError
+        from seepient.config.settings import normalise_mode
+
+        assert self.session is not None
+        try:
+            canonical = normalise_mode(mode)
+        except SettingsError as exc:
+            self._notice(str(exc), "red")
+            return
+        if canonical == UNATTENDED_MODE and self.session.mode != UNATTENDED_MODE:
+            from seepient.surfaces.tui.mode_confirm import ConfirmModeScreen
+
+            self.push_screen(ConfirmModeScreen(self.session.mode), self._unattended_answered)
+            return
+        self._switch_mode(canonical)
+
+    def _unattended_answered(self, confirmed: bool | None) -> None:
+        if confirmed:
+            self._switch_mode(UNATTENDED_MODE)
+        elif self.session is not None:
+            self._notice(f"consent mode stays {self.session.mode}")
+
+    def _switch_mode(self, mode: str) -> None:
+        from seepient.config import SettingsError
 
         assert self.session is not None
         try:
@@ -673,9 +699,9 @@ class SeepientTui(App[int]):
 
         if self.session is None:
             return
-        current = MODES.index(self.session.mode) if self.session.mode in MODES else -1
-        for step in range(1, len(MODES) + 1):
-            candidate = MODES[(current + step) % len(MODES)]
+        current = CYCLED_MODES.index(self.session.mode) if self.session.mode in CYCLED_MODES else -1
+        for step in range(1, len(CYCLED_MODES) + 1):
+            candidate = CYCLED_MODES[(current + step) % len(CYCLED_MODES)]
             try:
                 self.session.set_mode(candidate)
             except SettingsError:
