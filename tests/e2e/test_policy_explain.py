@@ -91,7 +91,10 @@ def test_the_workspace_rules_apply_with_their_sources(explain, world, seepient) 
     assert allowed["ruleSource"] == {"origin": "project", "where": f"{project}: permissions.allow[0]"}
     assert allowed["project"]["trusted"] is True
     shown = explain("--", "npm", "test").stdout
-    assert f"decided by: allow rule Shell(npm test) at {project}: permissions.allow[0] (project settings)" in shown
+    assert (
+        f"decided by: allow rule Shell(npm test) at {project}: permissions.allow[0] (project settings)"
+        in shown
+    )
     assert f"project settings: {project} (trusted)" in shown
     human = explain("--", "cat", ".env")
     assert human.returncode == 0

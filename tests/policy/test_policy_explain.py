@@ -99,7 +99,8 @@ def test_decided_by_names_the_rule_that_decided_when_two_files_hold_it(where, la
         == f"allow rule Shell(sudo true) at {user}: permissions.allow[0] (user settings)"
     )
     plain = explain("shell", "make", **where)
-    assert plain.decided_by == f"allow rule Shell(make) at {project}: permissions.allow[1] (project settings)"
+    # The project is not trusted, so its allow rules do not count yet: the user's decides here too.
+    assert plain.decided_by == f"allow rule Shell(make) at {user}: permissions.allow[1] (user settings)"
 
 
 def test_decided_by_for_checks_and_a_managed_lock(where, layout, tmp_path: Path) -> None:
