@@ -321,7 +321,9 @@ def test_a_large_log_streams_through_with_the_right_count(tmp_path, record_facto
     count = 10_000
     with path.open("wb") as stream:
         for seq in range(1, count + 1):
-            line, prev = encode_line({"seq": seq, "prev": prev, **template})
+            # Each record is its own action: one action recorded twice is an error of its own.
+            action = {**template["action"], "id": f"act_{seq}"}
+            line, prev = encode_line({"seq": seq, "prev": prev, **template, "action": action})
             first = first or prev
             stream.write(line)
     log_file(path).write_anchor({"genesis": GENESIS_HASH, "first_hash": first, "seq": count, "hash": prev})
