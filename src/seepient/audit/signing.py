@@ -21,16 +21,10 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 CHECKPOINT_TYPE = "seepient-audit-checkpoint"
-SIGNING_KEY_NAME = "audit-signing.key"
 
 
 class AuditKeyError(Exception):
     """The audit signing key or its public key cannot be read or written; the message names the file."""
-
-
-def default_signing_key_path(seepient_home: Path) -> Path:
-    """``$SEEPIENT_HOME/keys/audit-signing.key``: beside the log's folder, never inside a workspace."""
-    return seepient_home / "keys" / SIGNING_KEY_NAME
 
 
 def public_key_path(signing_key: Path) -> Path:

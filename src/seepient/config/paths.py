@@ -43,6 +43,11 @@ class SeepientPaths:
     def audit_log(self) -> Path:
         return self.home / "audit.log"
 
+    @property
+    def audit_signing_key(self) -> Path:
+        """The key that signs the audit log's head checkpoints; its public key is beside it as ``.pub``."""
+        return self.home / "keys" / "audit-signing.key"
+
     @staticmethod
     def project_dir(workspace: Path) -> Path:
         return workspace / ".seepient"

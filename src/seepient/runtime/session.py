@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Literal
 
 from seepient.approval import ApprovalBroker, Approver, ScopeFinder
 from seepient.audit.log import AuditLog
+from seepient.audit.signing import CheckpointSigner
 from seepient.config import SeepientPaths, Settings, SettingsError, load_settings
 from seepient.config.settings import normalise_mode
 from seepient.context.manager import ConversationContext
@@ -38,6 +40,7 @@ from seepient.protocol import (
 from seepient.runtime.edit_diagnostics import EditDiagnostics
 from seepient.runtime.events import EventListener, EventStream
 from seepient.runtime.hooks import FunctionHook, HookRunner
+from seepient.runtime.interrupted import close_interrupted
 from seepient.runtime.loop import PLAN_APPROVED_PROMPT, AgentLoop, TurnOutcome
 from seepient.runtime.mcp import SessionMcp
 from seepient.runtime.pipeline import CallResult, PipelineDeps, ToolCallPipeline
@@ -103,6 +106,19 @@ class SessionOptions:
     hooks: list[FunctionHook] = field(default_factory=list)
     """Python callables run as hooks after the settings' command hooks (the SDK's ``Agent(hooks=...)``; a
     parent session hands its own to a child)."""
+
+
+def _audit_key_and_witness(
+    settings: Settings, paths: SeepientPaths, workspace: Path
+) -> tuple[CheckpointSigner, Path | None]:
+    """The audit signing key (loaded at the first record) and the witness, refused inside the workspace: the
+    model can read and write there, and a key it can read signs nothing it could not forge."""
+    key = settings.audit.signing_key(paths)
+    witness = settings.audit.witness()
+    for what, path in (("audit.signingKeyPath", key), ("audit.witnessPath", witness)):
+        if path is not None and Path(os.path.realpath(path)).is_relative_to(workspace):
+            raise SettingsError(f"{what} {path} is inside the workspace {workspace}; keep it outside")
+    return CheckpointSigner(key), witness
 
 
 class Session:
@@ -219,11 +235,16 @@ class Session:
             lsp_request_timeout_s=settings.lsp.request_timeout_ms / 1000,
             lsp_diagnostics_wait_s=settings.lsp.diagnostics_wait_ms / 1000,
         )
+        signer, witness = _audit_key_and_witness(settings, paths, workspace)
         audit = (
-            options.subagent.audit_log(paths.audit_log, options.principal)
+            options.subagent.audit_log(
+                paths.audit_log, options.principal, signer=signer, witness_path=witness
+            )
             if options.subagent is not None
-            else AuditLog(paths.audit_log, principal=options.principal)
+            else AuditLog(paths.audit_log, principal=options.principal, signer=signer, witness_path=witness)
         )
+        # A sub-agent's parent already looked; a top-level session closes what earlier runs left interrupted.
+        interrupted = close_interrupted(audit, session_id) if options.subagent is None else None
         if settings.execution.backend == "docker-worker":
             # Worker mode: shell commands and file commits go to the scheduler; this process only reads.
             from seepient.execution.docker_worker import DockerWorkerExecutor
@@ -291,6 +312,15 @@ class Session:
         todo_tool = registry.get(TodoWriteTool.name)
         if isinstance(todo_tool, TodoWriteTool):
             todo_tool.bind(lambda items: events.emit(TodoUpdated, items=items))
+        if interrupted is not None and (interrupted.lines or interrupted.problem):
+            context.assembled = dataclasses.replace(
+                context.assembled,
+                warnings=(
+                    *context.assembled.warnings,
+                    *(ContextWarning("audit log", line) for line in interrupted.lines),
+                    *((ContextWarning("audit log", interrupted.problem),) if interrupted.problem else ()),
+                ),
+            )
         if settings.ignored_project_hooks is not None:
             context.assembled = dataclasses.replace(
                 context.assembled,
