@@ -255,34 +255,46 @@ class AuditLog:
         line, digest = encode_entry(seq, head.hash, fields)
         payload = prefix + line if prefix else line
         first_hash = head.first_hash or digest
-        slot = self._checkpoint(seq, digest, first_hash)
+        entry = AuditEntry(seq=seq, prev=head.hash, hash=digest)
+        files = self._files
+        log_fd = files.log
+
+        def write_durably() -> None:
+            _write_all(log_fd, payload)
+            os.fsync(log_fd)
+
+        # Everything else is computed before the write: the process sleeps in fsync, and work done after
+        # it runs on cold caches, which costs several times as much as the same work done here. The
+        # checkpoint's signature is made during the fsync, by the signer's thread.
+        slot = self._durably_then_checkpoint(write_durably, seq, digest, first_hash)
         if head.next_slot:
             anchor_bytes = head.anchor_bytes[:ANCHOR_SLOT_SIZE] + slot
         else:
             anchor_bytes = slot + head.anchor_bytes[ANCHOR_SLOT_SIZE:]
-        # Everything is computed before the write: the process sleeps in fsync, and work done after it
-        # runs on cold caches, which costs several times as much as the same work done here.
         after = _Head(
             seq, digest, first_hash, 1 - head.next_slot, anchor_bytes, head.log_end + len(payload), line
         )
-        entry = AuditEntry(seq=seq, prev=head.hash, hash=digest)
-        files = self._files
-        _write_all(files.log, payload)
-        os.fsync(files.log)
         _write_anchor_slot(files.anchor, head.next_slot, slot)
         if self._witness is not None:
             self._witness.record(slot)
         self._head = after
         return entry
 
-    def _checkpoint(self, seq: int, digest: str, first_hash: str) -> bytes:
+    def _durably_then_checkpoint(
+        self, write_durably: Callable[[], None], seq: int, digest: str, first_hash: str
+    ) -> bytes:
+        """Run the record's durable write, and return the anchor slot that checkpoints it (signed if we sign)."""
         signer = self.signer
         if signer is None:
+            write_durably()
             return anchor_slot(seq, digest, first_hash)
         try:
-            return anchor_slot(seq, digest, first_hash, signer.key_id, signer.sign(first_hash, seq, digest))
+            # The key is loaded (or made) before anything is written: a missing key never follows a record.
+            key_id = signer.key_id
         except AuditKeyError as error:
             raise AuditLogError(f"cannot sign the audit log's head: {error}") from None
+        signature = signer.sign_during(write_durably, first_hash, seq, digest)
+        return anchor_slot(seq, digest, first_hash, key_id, signature)
 
     def _files_as_left(self, head: _Head) -> bool:
         # The remembered head is trusted only if, under the lock, both paths still name the files this

@@ -14,6 +14,7 @@ import binascii
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,7 @@ class CheckpointSigner:
         self._key: Ed25519PrivateKey | None = None
         self._key_id: str | None = None
         self._lock = threading.Lock()
+        self._worker: _SigningThread | None = None
 
     @property
     def key_id(self) -> str:
@@ -78,6 +80,27 @@ class CheckpointSigner:
         """The base64url (unpadded) signature of the checkpoint."""
         key = self._load()
         return _b64encode(key.sign(checkpoint_message(first_hash, seq, head_hash)))
+
+    def sign_during(self, work: Callable[[], None], first_hash: str, seq: int, head_hash: str) -> str:
+        """Run ``work`` (the record's write and fsync) while another thread signs the checkpoint, and return
+        the signature: the fsync sleeps without holding the interpreter lock, so signing costs the append
+        next to nothing. ``work``'s exception, if any, is raised once the signature is done."""
+        key = self._load()
+        message = checkpoint_message(first_hash, seq, head_hash)
+        worker = self._signing_thread()
+        with worker.busy:
+            worker.submit(key, message)
+            try:
+                work()
+            finally:
+                signature = worker.result()
+        return signature
+
+    def _signing_thread(self) -> _SigningThread:
+        worker = self._worker
+        if worker is None or worker.pid != os.getpid():  # a forked child has no thread: start its own
+            worker = self._worker = _SigningThread()
+        return worker
 
     def verifier(self) -> CheckpointVerifier:
         return CheckpointVerifier(self._load().public_key())
@@ -91,6 +114,42 @@ class CheckpointSigner:
                 self._key = _load_or_create(self.path)
                 self._key_id = _key_id(self._key.public_key())
             return self._key
+
+
+class _SigningThread:
+    """One daemon thread that signs a message handed to it while the caller does something else."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.busy = threading.Lock()
+        self._request = threading.Event()
+        self._done = threading.Event()
+        self._job: tuple[Ed25519PrivateKey, bytes] | None = None
+        self._result: str | BaseException = ""
+        threading.Thread(target=self._run, name="seepient-audit-signer", daemon=True).start()
+
+    def submit(self, key: Ed25519PrivateKey, message: bytes) -> None:
+        self._job = (key, message)
+        self._done.clear()
+        self._request.set()
+
+    def result(self) -> str:
+        self._done.wait()
+        if isinstance(self._result, BaseException):
+            raise self._result
+        return self._result
+
+    def _run(self) -> None:
+        while True:
+            self._request.wait()
+            self._request.clear()
+            job = self._job
+            try:
+                assert job is not None
+                self._result = _b64encode(job[0].sign(job[1]))
+            except BaseException as error:  # handed to the caller, which raises it
+                self._result = error
+            self._done.set()
 
 
 class CheckpointVerifier:
