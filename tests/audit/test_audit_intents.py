@@ -256,3 +256,16 @@ def test_the_scan_resumes_where_it_stopped_and_survives_a_replaced_log(log_path,
     cache["hash"] = "0" * 64
     cache_path_for(log_path).write_text(json.dumps(cache))
     assert [i.record.action.id for i in scan_open_intents(log_path).open] == [second.action.id]
+
+
+def test_the_next_start_seals_a_record_cut_off_mid_write(signed_log):
+    log = signed_log(3)
+    torn = log.lines()[1][:150]
+    with log.path.open("ab") as stream:
+        stream.write(torn)  # a writer killed in the middle of writing an intent
+    assert not log.verify().ok
+    writer = log.writer()
+    assert writer.close_interrupted(lambda intent: None) == []
+    report = log.verify()
+    assert report.ok and report.signature == "valid", report.problem
+    assert any("seals 151 bytes" in note for note in report.warnings), report.warnings  # with its newline

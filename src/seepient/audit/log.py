@@ -183,6 +183,10 @@ class AuditLog:
         closed: list[tuple[OpenIntent, SessionRecord]] = []
         with self._locked():
             scan = scan_open_intents(self.path)
+            if scan.torn:
+                # A writer killed mid-append left part of a line: seal it now, so the log verifies again
+                # without waiting for this session's first record.
+                self._seal_locked()
             still_open = []
             for intent in scan.open:
                 outcome = outcome_for(intent) if writer_gone(intent.record.writer) else None
@@ -279,6 +283,27 @@ class AuditLog:
             self._witness.record(slot)
         self._head = after
         return entry
+
+    def _seal_locked(self) -> None:
+        """Write only what must precede the next record (the seal of torn bytes), and checkpoint it."""
+        self._head = None
+        head, prefix = self._load_head()
+        if not prefix.strip(b"\n"):
+            if prefix:  # only a missing newline: the cut line was a whole entry, which ends the chain now
+                _write_all(self._files.log, prefix)
+                os.fsync(self._files.log)
+            return
+        log_fd = self._files.log
+
+        def write_durably() -> None:
+            _write_all(log_fd, prefix)
+            os.fsync(log_fd)
+
+        assert head.first_hash is not None
+        slot = self._durably_then_checkpoint(write_durably, head.seq, head.hash, head.first_hash)
+        _write_anchor_slot(self._files.anchor, head.next_slot, slot)
+        if self._witness is not None:
+            self._witness.record(slot)
 
     def _durably_then_checkpoint(
         self, write_durably: Callable[[], None], seq: int, digest: str, first_hash: str

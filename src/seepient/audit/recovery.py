@@ -65,6 +65,8 @@ class IntentScan:
     end: int = 0
     seq: int = 0
     hash: str | None = None
+    torn: bool = False
+    """The log ends with part of a line (a writer killed mid-append)."""
 
     def remember(self, log_path: Path, still_open: list[OpenIntent]) -> None:
         """Keep this scan's place for the next one (best effort: a lost cache only costs a longer scan)."""
@@ -114,7 +116,8 @@ def _scan(fd: int, log_path: Path) -> IntentScan:
         stream.seek(offset)
         for line in stream:
             if not line.endswith(b"\n"):
-                break  # a torn last line is the next append's to seal
+                scan.torn = True  # a torn last line: the caller seals it
+                break
             start, offset = offset, offset + len(line)
             last = line
             if _INTENT_MARK in line:
