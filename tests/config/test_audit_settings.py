@@ -29,7 +29,10 @@ def test_defaults_keep_the_key_under_seepient_home(tmp_path, paths):
 
 
 def test_user_settings_choose_key_and_witness(tmp_path, paths):
-    _write(paths.user_settings, {"audit": {"signingKeyPath": "~/keys/a.key", "witnessPath": "/mnt/w/audit.witness"}})
+    _write(
+        paths.user_settings,
+        {"audit": {"signingKeyPath": "~/keys/a.key", "witnessPath": "/mnt/w/audit.witness"}},
+    )
     audit = load_settings(tmp_path, paths=paths).audit
     assert audit.signing_key(paths) == Path("~/keys/a.key").expanduser()
     assert audit.witness() == Path("/mnt/w/audit.witness")

@@ -238,3 +238,25 @@ async def test_the_next_start_finishes_a_killed_patch_records_it_and_says_so_onc
     again = _open(workspace, home, tmp_path)
     assert [w for w in again.context.warnings if w.source == "audit log"] == []
     await again.aclose()
+
+
+async def test_another_projects_interrupted_action_waits_for_a_session_there(tmp_path):
+    home = tmp_path / "seepient-home"
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    mine.mkdir()
+    (theirs / "src").mkdir(parents=True)
+    for name in ("a.py", "src/b.py"):
+        (theirs / name).write_text(f"old {name}\n")
+    changes = tuple(
+        FileChange(path=name, pre_image_sha256=_sha(f"old {name}\n"), new_content=f"new {name}\n")
+        for name in ("a.py", "src/b.py")
+    )
+    _killed_patch(theirs, home, changes, die_after=1)
+    session = _open(mine, home, tmp_path)
+    assert [w for w in session.context.warnings if w.source == "audit log"] == []
+    await session.aclose()
+    assert (theirs / "src/b.py").read_text() == "old src/b.py\n"  # not touched from another project
+    there = _open(theirs, home, tmp_path)
+    assert len([w for w in there.context.warnings if w.source == "audit log"]) == 1
+    await there.aclose()
+    assert (theirs / "src/b.py").read_text() == "new src/b.py\n"

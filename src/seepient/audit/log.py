@@ -23,6 +23,10 @@ What a crash or power loss can leave behind:
 - The anchor file itself is created (or converted from the older single-document format) by temp file,
   fsync, rename and directory fsync, before the first record it anchors: a log holding records never lacks
   its anchor because of a crash, so a missing anchor always means it was removed.
+
+With a signing key every anchor slot is a signed checkpoint of the head (``signing.py``), and with a witness
+the same slot is written there too (``witness.py``), both after the record is durable. ``close_interrupted``
+closes, under the lock, the intents a dead process left without an outcome (``recovery.py``).
 """
 
 from __future__ import annotations

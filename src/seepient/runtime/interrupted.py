@@ -20,12 +20,16 @@ class InterruptedReport:
     problem: str | None = None
 
 
-def close_interrupted(audit: AuditLog, session_id: str) -> InterruptedReport:
-    """Close every intent of a dead process with an ``interrupted`` outcome (after finishing or undoing its
-    commit and sweeping its temp files), under the log's lock so each is closed once."""
+def close_interrupted(audit: AuditLog, session_id: str, workspace: Path) -> InterruptedReport:
+    """Close every intent of a dead process in ``workspace`` (or a worktree inside it) with an ``interrupted``
+    outcome, after finishing or undoing its commit and sweeping its temp files, under the log's lock so each
+    is closed once. Another project's are left for a session there: finishing them would change files in a
+    folder this session was not opened on."""
 
-    def outcome_for(intent: OpenIntent) -> OutcomeRecord:
+    def outcome_for(intent: OpenIntent) -> OutcomeRecord | None:
         record = intent.record
+        if not Path(record.workspace).is_relative_to(workspace):
+            return None
         problems: list[str] = []
         if record.files:
             expected = {

@@ -244,7 +244,7 @@ class Session:
             else AuditLog(paths.audit_log, principal=options.principal, signer=signer, witness_path=witness)
         )
         # A sub-agent's parent already looked; a top-level session closes what earlier runs left interrupted.
-        interrupted = close_interrupted(audit, session_id) if options.subagent is None else None
+        interrupted = close_interrupted(audit, session_id, workspace) if options.subagent is None else None
         if settings.execution.backend == "docker-worker":
             # Worker mode: shell commands and file commits go to the scheduler; this process only reads.
             from seepient.execution.docker_worker import DockerWorkerExecutor
