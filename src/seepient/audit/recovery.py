@@ -67,6 +67,8 @@ class IntentScan:
     hash: str | None = None
     torn: bool = False
     """The log ends with part of a line (a writer killed mid-append)."""
+    cached: bytes = b""
+    """The cache file as this scan found it (rewritten only when the place or the open intents moved)."""
 
     def remember(self, log_path: Path, still_open: list[OpenIntent]) -> None:
         """Keep this scan's place for the next one (best effort: a lost cache only costs a longer scan)."""
@@ -79,12 +81,15 @@ class IntentScan:
             "hash": self.hash,
             "open": [{"seq": i.seq, "offset": i.offset, "length": i.length} for i in still_open],
         }
+        data = json.dumps(document).encode()
+        if data == self.cached:
+            return
         path = cache_path_for(log_path)
         temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
             try:
-                os.write(fd, json.dumps(document).encode())
+                os.write(fd, data)
             finally:
                 os.close(fd)
             os.replace(temp, path)
@@ -149,7 +154,8 @@ def _resume(fd: int, size: int, cache: Path) -> tuple[IntentScan, dict[str, tupl
     """Where the last scan stopped and the intents it left open, if its cache still matches the log."""
     fresh: tuple[IntentScan, dict[str, tuple[Any, int, bytes]]] = (IntentScan(), {})
     try:
-        document = json.loads(cache.read_bytes())
+        raw = cache.read_bytes()
+        document = json.loads(raw)
         offset, seq, digest = document["offset"], document["seq"], document["hash"]
         listed = document["open"]
         if document.get("format") != CACHE_FORMAT or not (0 < offset <= size):
@@ -170,7 +176,7 @@ def _resume(fd: int, size: int, cache: Path) -> tuple[IntentScan, dict[str, tupl
             pending[found["action"]["id"]] = (found["seq"], start, line)
     except (OSError, ValueError, KeyError, TypeError):
         return fresh
-    return IntentScan(end=offset, seq=seq, hash=digest), pending
+    return IntentScan(end=offset, seq=seq, hash=digest, cached=raw), pending
 
 
 def _entry_ending_at(fd: int, offset: int) -> ChainedEntry | None:
