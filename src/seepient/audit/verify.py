@@ -16,7 +16,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from seepient.audit._chain import (
-    TORN_TAIL_TYPE,
     UNSIGNED_TAIL_TYPE,
     Anchor,
     AnchorFile,
@@ -625,5 +624,3 @@ _STATE_WORDS = {
     "neither": "neither old nor new content",
     "unreadable": "unreadable",
 }
-
-__all__ = ["TORN_TAIL_TYPE", "InterruptedAction", "VerifyReport", "format_report", "verify_log"]
