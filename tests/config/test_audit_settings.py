@@ -61,3 +61,13 @@ def test_a_session_refuses_a_key_or_witness_inside_the_workspace(tmp_path, paths
     script.write_text("- text: hi\n")
     with pytest.raises(SettingsError, match="inside the workspace"):
         Session.open(SessionOptions(workspace=workspace, model=f"replay:{script}", paths=paths))
+
+
+async def test_a_workspace_that_contains_seepient_home_keeps_the_default_key(tmp_path):
+    # Opening the home folder itself as the workspace is allowed: Seepient's home is refused to every tool.
+    paths = SeepientPaths(home=tmp_path / ".seepient")
+    script = tmp_path / "s.yaml"
+    script.write_text("- text: hi\n")
+    session = Session.open(SessionOptions(workspace=tmp_path, model=f"replay:{script}", paths=paths))
+    assert session.audit.signer is not None and session.audit.signer.path == paths.audit_signing_key
+    await session.aclose()

@@ -112,11 +112,17 @@ def _audit_key_and_witness(
     settings: Settings, paths: SeepientPaths, workspace: Path
 ) -> tuple[CheckpointSigner, Path | None]:
     """The audit signing key (loaded at the first record) and the witness, refused inside the workspace: the
-    model can read and write there, and a key it can read signs nothing it could not forge."""
+    model can read and write there, and a key it can read signs nothing it could not forge. Seepient's home
+    is the exception (a workspace may contain it, e.g. the home folder): policy refuses every tool there and
+    the jail hides it."""
     key = settings.audit.signing_key(paths)
     witness = settings.audit.witness()
+    home = Path(os.path.realpath(paths.home))
     for what, path in (("audit.signingKeyPath", key), ("audit.witnessPath", witness)):
-        if path is not None and Path(os.path.realpath(path)).is_relative_to(workspace):
+        if path is None:
+            continue
+        resolved = Path(os.path.realpath(path))
+        if resolved.is_relative_to(workspace) and not resolved.is_relative_to(home):
             raise SettingsError(f"{what} {path} is inside the workspace {workspace}; keep it outside")
     return CheckpointSigner(key), witness
 
