@@ -2,7 +2,7 @@
 
 - the shell tool's round trip (prepare, policy, approval, sandbox, audit) against raw ``bwrap … true``;
 - a 100 KB edit commit against a raw write + fsync + rename;
-- an audit append against a raw write + fsync of the same bytes;
+- an audit append, unsigned and with its signed head checkpoint, against a raw write + fsync of the same bytes;
 - ``seepient --version`` against ``python -c pass`` with the same interpreter.
 """
 
@@ -21,6 +21,7 @@ from pathlib import Path
 from bench._timing import report, sample, sample_async
 from seepient.approval import ApprovalBroker
 from seepient.audit.log import AuditLog
+from seepient.audit.signing import CheckpointSigner
 from seepient.config.settings import PermissionSettings
 from seepient.execution.commit import commit_change
 from seepient.execution.environment import scrubbed_environment
@@ -145,8 +146,10 @@ def _commit(root: Path, runs: int) -> str:
     )
 
 
-def _audit(root: Path, runs: int) -> str:
-    log = AuditLog(root / "audit" / "audit.log")
+def _audit(root: Path, runs: int, *, signed: bool = False) -> str:
+    # A session's log signs every head checkpoint (the signature is made while the record's fsync sleeps).
+    signer = CheckpointSigner(root / "keys" / "audit-signing.key") if signed else None
+    log = AuditLog(root / ("audit-signed" if signed else "audit") / "audit.log", signer=signer)
     record = {
         "type": "bench",
         "surface": "cli",
@@ -155,7 +158,8 @@ def _audit(root: Path, runs: int) -> str:
         "outcome": {"status": "ok"},
     }
     line = (json.dumps({"seq": 1, "prev": "0" * 64, **record, "hash": "0" * 64}) + "\n").encode()
-    raw_path = root / "audit" / "raw.log"
+    raw_path = root / "audit-raw.log"
+    log.append(record)  # the first append makes the files (and the key)
 
     def ours() -> None:
         log.append(record)
@@ -170,7 +174,8 @@ def _audit(root: Path, runs: int) -> str:
 
     ours_s = sample(ours, runs=runs)
     raw_s = sample(raw, runs=runs)
-    return report("audit append", ours_s, raw_s, "raw write+fsync", "within 1.5× of raw")
+    name = "audit append, signed" if signed else "audit append"
+    return report(name, ours_s, raw_s, "raw write+fsync", "within 1.5× of raw")
 
 
 def _version(runs: int) -> str:
@@ -193,6 +198,7 @@ def main() -> None:
             _shell_round_trip(root, args.runs),
             _commit(root, args.runs),
             _audit(root, args.runs * 2),
+            _audit(root, args.runs * 2, signed=True),
             _version(max(10, args.runs // 3)),
         ]
     print(f"Seepient spine benchmarks ({args.runs} runs each; medians; ratio = ours / raw baseline)")

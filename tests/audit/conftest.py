@@ -166,3 +166,95 @@ def log_file() -> Callable[[Path], LogFile]:
 @pytest.fixture
 def record_factory() -> Callable[..., AuditRecord]:
     return make_record
+
+
+SIGNED_ANCHOR_MEMBERS = ("format", "genesis", "first_hash", "seq", "hash", "key_id", "signature")
+
+
+def attacker_key_id(public_key: Any) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return "ed25519:" + hashlib.sha256(raw).hexdigest()[:16]
+
+
+def signed_anchor_slot(anchor: dict[str, Any], private_key: Any, *, key_id: str | None = None) -> bytes:
+    """A signed (format 3) slot built from the published format alone: the checkpoint message is the RFC 8785
+    JSON of first_hash, hash, seq and type, signed with ``private_key`` (an attacker's, unless stolen)."""
+    import base64
+
+    message = rfc8785.dumps(
+        {
+            "first_hash": anchor["first_hash"],
+            "hash": anchor["hash"],
+            "seq": anchor["seq"],
+            "type": "seepient-audit-checkpoint",
+        }
+    )
+    signature = base64.urlsafe_b64encode(private_key.sign(message)).rstrip(b"=").decode()
+    members = {
+        "format": "seepient-audit-anchor/3",
+        "genesis": "0" * 64,
+        "first_hash": anchor["first_hash"],
+        "seq": anchor["seq"],
+        "hash": anchor["hash"],
+        "key_id": key_id or attacker_key_id(private_key.public_key()),
+        "signature": signature,
+    }
+    check = hashlib.sha256(rfc8785.dumps(members)).hexdigest()
+    text = json.dumps({**members, "check": check}, separators=(",", ":")).encode()
+    assert len(text) < ANCHOR_SLOT_SIZE
+    return text.ljust(ANCHOR_SLOT_SIZE - 1) + b"\n"
+
+
+class SignedLog(LogFile):
+    """A log written with a signing key, as a session writes it, and the paths verification needs."""
+
+    def __init__(self, path: Path, key: Path, witness: Path | None) -> None:
+        super().__init__(path)
+        self.key = key
+        self.public_key = key.with_suffix(".pub")
+        self.witness = witness
+
+    def writer(self) -> AuditLog:
+        from seepient.audit.signing import CheckpointSigner
+
+        return AuditLog(self.path, signer=CheckpointSigner(self.key), witness_path=self.witness)
+
+    def verify(self, *, witness: bool = True) -> Any:
+        from seepient.audit import verify_log
+
+        return verify_log(self.path, public_key=self.public_key, witness=self.witness if witness else None)
+
+    def rewrite_consistently(self, lines: list[bytes]) -> list[dict[str, Any]]:
+        """Rehash and rechain ``lines`` from genesis as a careful attacker would; returns the new entries."""
+        prev, entries = "0" * 64, []
+        for seq, raw in enumerate(lines, start=1):
+            entry = {k: v for k, v in json.loads(raw).items() if k != "hash"}
+            entry = {"seq": seq, "prev": prev, **{k: v for k, v in entry.items() if k not in ("seq", "prev")}}
+            entry["hash"] = attacker_hash(entry)
+            prev = entry["hash"]
+            entries.append(entry)
+        self.write_lines(
+            [json.dumps(e, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" for e in entries]
+        )
+        return entries
+
+
+@pytest.fixture
+def signed_log(tmp_path: Path) -> Callable[..., SignedLog]:
+    def _fill(count: int, *, witness: bool = False) -> SignedLog:
+        log = SignedLog(
+            tmp_path / "seepient-home" / "audit.log",
+            tmp_path / "seepient-home" / "keys" / "audit-signing.key",
+            tmp_path / "other-volume" / "audit.witness" if witness else None,
+        )
+        if log.witness is not None:
+            log.witness.parent.mkdir(parents=True, exist_ok=True)
+        writer = log.writer()
+        for index in range(1, count + 1):
+            writer.append(make_record(index))
+        writer.close()
+        return log
+
+    return _fill

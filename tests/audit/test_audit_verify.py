@@ -246,9 +246,9 @@ def test_a_log_swapped_for_another_valid_log_is_caught_at_seq_1(filled_log, tmp_
     _assert_bad(log.path, 1, "began with")
 
 
-def test_a_consistent_rewrite_of_log_and_anchor_is_the_documented_limit(filled_log):
-    # Without a secret, whoever can rewrite both files can cut the tail and re-point the anchor at the new
-    # last record. The report then shows the shorter head; pinning the head hash elsewhere is what catches it.
+def test_a_consistent_rewrite_of_an_unsigned_log_and_anchor_is_the_documented_limit(filled_log):
+    # Without a signing key, whoever can rewrite both files can cut the tail and re-point the anchor at the new
+    # last record. The report then shows the shorter head; a signed head (test_audit_signing.py) catches it.
     log = filled_log(COUNT)
     log.write_lines(log.lines()[:5])
     log.write_anchor({**log.anchor_json(), "seq": 5, "hash": log.entry(5)["hash"]})
@@ -321,7 +321,9 @@ def test_a_large_log_streams_through_with_the_right_count(tmp_path, record_facto
     count = 10_000
     with path.open("wb") as stream:
         for seq in range(1, count + 1):
-            line, prev = encode_line({"seq": seq, "prev": prev, **template})
+            # Each record is its own action: one action recorded twice is an error of its own.
+            action = {**template["action"], "id": f"act_{seq}"}
+            line, prev = encode_line({"seq": seq, "prev": prev, **template, "action": action})
             first = first or prev
             stream.write(line)
     log_file(path).write_anchor({"genesis": GENESIS_HASH, "first_hash": first, "seq": count, "hash": prev})

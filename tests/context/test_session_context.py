@@ -17,6 +17,7 @@ from seepient.context.skills import UnknownSkillError
 from seepient.models.scripted import ReplayModel
 from seepient.protocol import CompactionEvent, ModelRequest, ModelStreamEvent, RuntimeEvent, ToolResult
 from seepient.runtime import Session, SessionOptions
+from tests.audit_view import merge_actions
 from tests.context.conftest import write_skill_file
 
 
@@ -52,7 +53,7 @@ def _open(
 
 def _audit(home: Path) -> list[dict[str, Any]]:
     log = home / "audit.log"
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return merge_actions([json.loads(line) for line in log.read_text().splitlines()] if log.exists() else [])
 
 
 async def test_the_skill_tool_loads_instructions_through_policy_and_audit(tmp_path, workspace, seepient_home):

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.audit_view import merge_actions
 from tests.conftest import BIN
 
 SECRET_MARKER = "SEEPIENT-TEST-SECRET-7f3a9c"
@@ -32,11 +33,16 @@ class Sandboxed:
         path.write_text(yaml.safe_dump(turns, sort_keys=False))
         return path
 
-    def audit_records(self) -> list[dict[str, Any]]:
+    def audit_lines(self) -> list[dict[str, Any]]:
+        """The log's records as written (an action that ran is an intent and an outcome)."""
         log = self.seepient_home / "audit.log"
         if not log.exists():
             return []
         return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+    def audit_records(self) -> list[dict[str, Any]]:
+        """One entry per action (intent and outcome merged, see ``tests/audit_view.py``)."""
+        return merge_actions(self.audit_lines())
 
 
 @pytest.fixture

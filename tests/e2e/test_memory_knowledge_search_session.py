@@ -16,7 +16,7 @@ from seepient.protocol import ApprovalDecision, PermissionRequest, ToolResult
 from tests.net.local_http import LocalHttpServer, Reply
 from tests.runtime.conftest import (
     ScriptedApprover,
-    audit_lines,
+    audit_actions,
     make_session_fixture,  # noqa: F401 - registers the fixture
 )
 
@@ -65,7 +65,7 @@ async def test_memory_write_is_approved_audited_and_read_back_next_session(
     assert "memory" in person.asked[0].action.summary.lower()
     memory_file = SeepientPaths(home=_home(tmp_path)).memory_dir("project", session.workspace) / "facts.md"
     assert memory_file.read_text() == "Tests: pytest -q\n"
-    records = audit_lines(session)
+    records = audit_actions(session)
     assert [r["action"]["tool"] for r in records] == ["memory", "memory"]
     assert records[0]["action"]["payload"]["change"]["new_content"] == "Tests: pytest -q\n"
     assert records[0]["approval"]["decision"] == "approve_once" and records[0]["outcome"]["status"] == "ok"
@@ -97,7 +97,7 @@ async def test_memory_write_denied_by_rule_or_rejected_writes_nothing(make_sessi
     (denied,) = _results(events)
     assert denied.status == "denied" and "deny rule" in denied.output
     assert not (_home(tmp_path) / "memory").exists()
-    assert audit_lines(session)[-1]["outcome"]["status"] == "denied"
+    assert audit_actions(session)[-1]["outcome"]["status"] == "denied"
     await session.aclose()
 
 
@@ -143,7 +143,7 @@ async def test_knowledge_search_runs_without_asking_and_is_audited(make_session,
     (result,) = _results(events)
     assert result.status == "ok" and "runbook.md:1-3" in result.output and "02:00" in result.output
     assert person.asked == []
-    (record,) = audit_lines(session)
+    (record,) = audit_actions(session)
     assert record["action"]["payload"] == {
         "type": "knowledge_search",
         "query": "when do backups run",

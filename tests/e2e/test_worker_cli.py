@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from seepient.scheduler.image import WORKER_UID
+from tests.audit_view import merge_actions
 from tests.conftest import BIN
 from tests.scheduler.worker_env import (
     SECRET_ENV,
@@ -173,9 +174,9 @@ def test_run_with_control_plane_config_executes_in_workers_and_never_touches_doc
     executed = [entry["exec"] for entry in watched if "exec" in entry]
     assert not any("ran-in-" in " ".join(argv) or "docker" in " ".join(argv) for argv in executed), executed
 
-    records = [
-        json.loads(line) for line in (tmp_path / "seepient-home" / "audit.log").read_text().splitlines()
-    ]
+    records = merge_actions(
+        [json.loads(line) for line in (tmp_path / "seepient-home" / "audit.log").read_text().splitlines()]
+    )
     dispatches = [record for record in records if record["type"] == "worker_dispatch"]
     actions = [record for record in records if record["type"] == "action"]
     assert len(dispatches) == 2 and len(actions) == 2

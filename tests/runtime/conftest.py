@@ -24,6 +24,7 @@ from seepient.protocol import (
 )
 from seepient.runtime import Session, SessionOptions
 from seepient.tools.base import Tool, ToolContext, ToolOutput
+from tests.audit_view import merge_actions
 
 
 class ScriptedApprover:
@@ -111,5 +112,11 @@ def make_session_fixture(tmp_path: Path) -> Callable[..., tuple[Session, list[Ru
 
 
 def audit_lines(session: Session) -> list[dict[str, Any]]:
+    """The log's records as written (an action that ran is an intent and an outcome)."""
     path = session.audit.path
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def audit_actions(session: Session) -> list[dict[str, Any]]:
+    """One entry per action (intent and outcome merged, see ``tests/audit_view.py``)."""
+    return merge_actions(audit_lines(session))

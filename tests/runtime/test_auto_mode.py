@@ -14,7 +14,7 @@ from seepient.protocol import (
     PermissionResolved,
     ToolResult,
 )
-from tests.runtime.conftest import ScriptedApprover, audit_lines
+from tests.runtime.conftest import ScriptedApprover, audit_actions
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -50,7 +50,7 @@ async def test_reads_and_edits_inside_the_workspace_skip_the_classifier(make_ses
     assert [r.status for r in _results(events)] == ["ok", "ok", "ok", "ok"]
     assert not any(isinstance(e, PermissionRequest) for e in events)
     assert (session.workspace / "notes.md").read_text() == "hi\n"
-    assert {line["verdict"]["rule"] for line in audit_lines(session)} == {"mode:auto"}
+    assert {line["verdict"]["rule"] for line in audit_actions(session)} == {"mode:auto"}
 
 
 async def test_an_allow_runs_the_action_and_the_audit_record_says_the_classifier_approved(make_session):
@@ -69,7 +69,7 @@ async def test_an_allow_runs_the_action_and_the_audit_record_says_the_classifier
     (resolved,) = _resolved(events)
     assert resolved.response.approved_by == "classifier"
     assert resolved.response.feedback == "creating a build marker is part of the requested build"
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["approval"]["approved_by"] == "classifier" and line["approval"]["decision"] == "approve_once"
     assert line["approval"]["feedback"] == "creating a build marker is part of the requested build"
     assert line["outcome"]["status"] == "ok"
@@ -89,7 +89,7 @@ async def test_a_block_goes_back_to_the_model_with_the_reason_and_nothing_runs(m
     assert result.status == "rejected" and "deploying was not asked for" in result.output
     assert "classifier" in result.output
     assert not (session.workspace / "deployed").exists()
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["approval"]["approved_by"] == "classifier" and line["approval"]["decision"] == "reject"
     assert line["outcome"]["status"] == "rejected"
 
@@ -125,7 +125,7 @@ async def test_an_answer_that_is_not_exactly_one_decision_is_a_block(make_sessio
     (result,) = _results(events)
     assert result.status == "rejected" and why in result.output
     assert not (session.workspace / "x").exists()
-    assert audit_lines(session)[0]["approval"]["approved_by"] == "classifier"
+    assert audit_actions(session)[0]["approval"]["approved_by"] == "classifier"
 
 
 async def test_a_model_error_is_a_block(make_session):

@@ -8,7 +8,7 @@ from typing import Any
 
 from seepient.protocol import ApprovalDecision, PermissionRequest, ToolCall, ToolResult
 from tests.execution.exec_helpers import unique_sleep_seconds, wait_for_pids, wait_until_gone
-from tests.runtime.conftest import ScriptedApprover, audit_lines
+from tests.runtime.conftest import ScriptedApprover, audit_actions
 
 
 def _results(events: list[Any]) -> list[ToolResult]:
@@ -47,7 +47,7 @@ async def test_a_rejected_background_command_never_starts(make_session: Any) -> 
         assert person.asked[0].action.summary.startswith("Start in the background: touch started")
         await asyncio.sleep(0.3)
         assert not (session.workspace / "started").exists()
-        assert [line["outcome"]["status"] for line in audit_lines(session)] == ["rejected"]
+        assert [line["outcome"]["status"] for line in audit_actions(session)] == ["rejected"]
     finally:
         await session.aclose()
 
@@ -87,7 +87,7 @@ async def test_an_approved_background_command_runs_is_read_and_killed_through_th
             )
             assert refused.status == "error"
 
-        records = audit_lines(session)
+        records = audit_actions(session)
         tools = [(r["action"]["tool"], r["outcome"]["status"]) for r in records if "action" in r]
         assert tools[:3] == [("shell", "ok"), ("shell_output", "ok"), ("shell_kill", "ok")]
         start_record = records[0]

@@ -17,7 +17,7 @@ import pytest
 from seepient.protocol import ApprovalDecision, ErrorEvent, PermissionRequest, ToolResult, TurnCompleted
 from seepient.runtime.hooks import MAX_STOP_CONTINUATIONS, FunctionHook
 from tests.execution.exec_helpers import wait_until_gone
-from tests.runtime.conftest import ScriptedApprover, audit_lines
+from tests.runtime.conftest import ScriptedApprover, audit_actions
 
 PY = sys.executable
 
@@ -82,7 +82,7 @@ async def test_a_blocking_pre_hook_refuses_the_call_and_the_refusal_is_audited(
     (seen,) = _hook_inputs(hooks_dir, "guard")
     assert seen["event"] == "preToolUse" and seen["tool"] == "shell"
     assert seen["arguments"] == {"command": f"touch {marker}"} and seen["session_id"] == session.id
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["type"] == "call_refused" and line["verdict"]["rule"] == "hook:preToolUse"
 
 
@@ -129,7 +129,7 @@ async def test_modified_arguments_go_through_policy_again_and_are_denied(make_se
     await session.run("x")
     (result,) = _results(events)
     assert result.status == "denied"
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["outcome"]["status"] == "denied"
     assert ".ssh" in json.dumps(line)  # the record holds what was really asked for, not the model's call
 
@@ -154,7 +154,7 @@ async def test_modified_arguments_are_approved_for_what_they_now_do(make_session
     assert result.status == "ok" and "A preToolUse hook changed the arguments" in result.output
     assert (tmp_path / "ws" / "out.txt").read_text() == "changed-by-hook\n"
     assert result.data["hook_arguments"]["command"] == "echo changed-by-hook > out.txt"
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert "changed-by-hook" in line["action"]["payload"]["command"]
 
 
@@ -167,7 +167,7 @@ async def test_modified_arguments_that_do_not_validate_are_an_error(make_session
     await session.run("x")
     (result,) = _results(events)
     assert result.status == "error" and "changed the arguments into invalid ones" in result.output
-    assert audit_lines(session) == []
+    assert audit_actions(session) == []
 
 
 # -- failures block -------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from seepient.protocol import ErrorEvent, TextDelta, ToolResult, TurnCompleted, TurnStarted
-from tests.runtime.conftest import ProbeTool, SerialProbe, audit_lines
+from tests.runtime.conftest import ProbeTool, SerialProbe, audit_actions
 
 
 def _calls(*calls):
@@ -63,7 +63,7 @@ async def test_interrupt_kills_the_command_audits_it_and_keeps_history_valid(mak
     turn.cancel()
     outcome = await turn
     assert outcome.reason == "interrupted"
-    assert [line["outcome"]["status"] for line in audit_lines(session)] == ["interrupted"]
+    assert [line["outcome"]["status"] for line in audit_actions(session)] == ["interrupted"]
     history = session._loop._history
     assert history[-1].role == "tool" and "Interrupted" in history[-1].content
     again = await session.run("carry on")

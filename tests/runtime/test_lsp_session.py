@@ -11,7 +11,7 @@ import pytest
 
 from seepient.protocol import ToolResult
 from tests.execution.lsp_project import write_shop_project
-from tests.runtime.conftest import audit_lines
+from tests.runtime.conftest import audit_actions
 
 
 def _results(events: list[Any]) -> list[ToolResult]:
@@ -91,7 +91,7 @@ async def test_navigation_and_diagnostics_after_an_edit(make_session: Any, tmp_p
     assert outside.status == "denied" and "outside.py" in outside.output
     assert no_position.status == "error" and "needs line and character" in no_position.output
 
-    actions = [r["action"] for r in audit_lines(session) if "action" in r]
+    actions = [r["action"] for r in audit_actions(session) if "action" in r]
     lsp_reads = [a for a in actions if a["tool"] == "lsp"]
     assert len(lsp_reads) == 5 and all(a["payload"]["operation"] == "lsp" for a in lsp_reads)
     assert lsp_reads[0]["payload"]["params"] == {"operation": "definition", "line": 3, "character": 8}

@@ -25,7 +25,7 @@ from seepient.protocol.actions import McpCall, McpServerStart
 from seepient.tools.mcp import McpCallFailed, McpReport, McpServers, result_text
 from seepient.tools.registry import ToolRegistry
 from tests.conftest import BIN
-from tests.runtime.conftest import ScriptedApprover, audit_lines
+from tests.runtime.conftest import ScriptedApprover, audit_actions
 
 HELPER = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "helper_server.py"
 TIME = {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}
@@ -59,7 +59,7 @@ def _project_settings(tmp_path: Path, settings: dict[str, Any]) -> None:
 def _actions(session: Any, payload_type: str) -> list[dict[str, Any]]:
     return [
         line
-        for line in audit_lines(session)
+        for line in audit_actions(session)
         if line.get("action", {}).get("payload", {}).get("type") == payload_type
     ]
 

@@ -7,7 +7,7 @@ import nbformat
 
 from seepient.approval.terminal import render_request
 from seepient.protocol import ApprovalDecision, FileChangeSet, ToolResult
-from tests.runtime.conftest import ScriptedApprover, audit_lines
+from tests.runtime.conftest import ScriptedApprover, audit_actions
 
 PATCH = (
     "*** Begin Patch\n"
@@ -56,7 +56,7 @@ async def test_approved_patch_lands_whole_and_is_audited_once(make_session):
         "-old = True",
     ):
         assert expected in shown
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["outcome"]["status"] == "ok" and line["action"]["digest"] == result.digest
     assert [c["path"] for c in line["action"]["payload"]["changes"]] == [
         "calc.py",
@@ -87,7 +87,7 @@ async def test_patch_touching_seepient_settings_is_denied_even_with_auto_approve
     assert result.status == "denied"
     assert not (session.workspace / "notes.txt").exists()
     assert not (session.workspace / ".seepient" / "settings.json").exists()
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["outcome"]["status"] == "denied"
 
 
@@ -117,7 +117,7 @@ async def test_notebook_read_runs_without_asking_and_edit_is_approved(make_sessi
     assert len(person.asked) == 1 and person.asked[0].action.tool == "notebook_edit"
     nb = nbformat.read(str(session.workspace / "nb.ipynb"), as_version=4)
     assert nb.cells[0].source == "x = 2" and nb.cells[0].outputs == []
-    assert [line["outcome"]["status"] for line in audit_lines(session)] == ["ok", "ok"]
+    assert [line["outcome"]["status"] for line in audit_actions(session)] == ["ok", "ok"]
 
 
 async def test_notebook_edit_of_a_protected_path_is_denied(make_session):

@@ -15,7 +15,7 @@ from seepient.protocol import (
     PermissionRequest,
     ToolResult,
 )
-from tests.runtime.conftest import ProbeTool, ScriptedApprover, audit_lines
+from tests.runtime.conftest import ProbeTool, ScriptedApprover, audit_actions
 
 
 def _results(events):
@@ -36,7 +36,7 @@ async def test_unknown_tool_and_bad_arguments_go_back_to_the_model(make_session)
     assert unknown.status == "error" and "Available tools" in unknown.output and "read_file" in unknown.output
     assert wrong.status == "error" and "bogus" in wrong.output and "path" in wrong.output
     assert missing.status == "error" and "path" in missing.output
-    assert audit_lines(session) == []  # nothing was prepared, nothing ran
+    assert audit_actions(session) == []  # nothing was prepared, nothing ran
 
 
 async def test_path_denied_during_preparation_is_audited_as_a_refused_call(make_session):
@@ -44,7 +44,7 @@ async def test_path_denied_during_preparation_is_audited_as_a_refused_call(make_
     await session.run("x")
     (result,) = _results(events)
     assert result.status == "denied"
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["type"] == "call_refused" and line["outcome"]["status"] == "denied"
     assert line["call"]["arguments"] == {"path": "/etc/shadow"}
 
@@ -56,7 +56,7 @@ async def test_policy_denial_is_audited_and_explained(make_session):
     await session.run("x")
     (result,) = _results(events)
     assert result.status == "denied" and "Denied by policy" in result.output
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["outcome"]["status"] == "denied" and line["verdict"]["decision"] == "deny"
     assert line["action"]["digest"] == result.digest
 
@@ -72,7 +72,7 @@ async def test_rejection_feedback_reaches_the_model_and_nothing_runs(make_sessio
     assert not (session.workspace / "new.py").exists()
     assert any(isinstance(e, PermissionRequest) for e in events)
     assert person.asked[0].action.digest == result.digest
-    assert audit_lines(session)[0]["outcome"]["status"] == "rejected"
+    assert audit_actions(session)[0]["outcome"]["status"] == "rejected"
 
 
 async def test_approved_action_runs_and_is_audited_with_its_approval(make_session):
@@ -84,7 +84,7 @@ async def test_approved_action_runs_and_is_audited_with_its_approval(make_sessio
     (result,) = _results(events)
     assert result.status == "ok"
     assert (session.workspace / "new.py").read_text() == "x = 1\n"
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["approval"]["decision"] == "approve_once" and line["approval"]["digest"] == result.digest
     assert line["outcome"]["status"] == "ok" and len(line["outcome"]["output_sha256"]) == 64
 
@@ -94,7 +94,7 @@ async def test_read_only_inside_workspace_never_asks(make_session, tmp_path: Pat
     session, events = make_session([_call("glob", pattern="*"), {"text": "ok"}], approver=person)
     await session.run("x")
     assert person.asked == [] and _results(events)[0].status == "ok"
-    assert len(audit_lines(session)) == 1
+    assert len(audit_actions(session)) == 1
 
 
 async def test_a_crashing_tool_is_an_error_result_not_a_crash(make_session):
@@ -105,7 +105,7 @@ async def test_a_crashing_tool_is_an_error_result_not_a_crash(make_session):
     assert outcome.reason == "final" and outcome.text == "still here"
     (result,) = _results(events)
     assert result.status == "error" and "probe exploded" in result.output
-    assert audit_lines(session)[0]["outcome"]["status"] == "error"
+    assert audit_actions(session)[0]["outcome"]["status"] == "error"
 
 
 async def test_results_are_cut_to_the_tool_limit_keeping_head_and_tail(make_session):
@@ -175,7 +175,7 @@ async def test_a_prefix_grant_answers_asks_but_never_reaches_a_deny(make_session
     assert later.status == "ok"
     assert compound.status == "rejected" and len(person.asked) == 2  # only the compound line was asked
     assert (session.workspace / "c").exists() and (session.workspace / "a").exists()
-    approvals = [line.get("approval") for line in audit_lines(session)]
+    approvals = [line.get("approval") for line in audit_actions(session)]
     assert [a and a["approved_by"] for a in approvals] == ["user", None, None, "grant:session", "user"]
 
 
@@ -204,7 +204,7 @@ async def test_approve_always_writes_the_rule_and_the_next_session_does_not_ask(
     assert settings.read_bytes() == before
     rules = SeepientPaths(home=tmp_path / "seepient-home").workspace_rules(session.workspace)
     assert json.loads(rules.read_text()) == {"permissions": {"allow": ["Shell(touch:*)"]}}
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["approval"]["decision"] == "approve_project" and line["approval"]["scope"] == "Shell(touch:*)"
 
     headless, events = make_session([_call("shell", command="touch two"), {"text": "ok"}])
@@ -212,7 +212,7 @@ async def test_approve_always_writes_the_rule_and_the_next_session_does_not_ask(
     (result,) = _results(events)
     assert result.status == "ok" and (headless.workspace / "two").exists()
     assert not any(isinstance(e, PermissionRequest) for e in events)
-    assert audit_lines(headless)[-1]["verdict"]["rule"] == "allow:Shell(touch:*)"
+    assert audit_actions(headless)[-1]["verdict"]["rule"] == "allow:Shell(touch:*)"
 
 
 async def test_the_model_cannot_write_the_project_rule_itself(make_session):
@@ -251,4 +251,4 @@ async def test_an_edit_rule_written_for_a_directory_is_honoured_by_the_next_sess
     )
     await headless.run("x")
     assert [r.status for r in _results(events)] == ["ok", "rejected"]  # the rule covers src/ only
-    assert audit_lines(headless)[-2]["verdict"]["rule"] == "allow:Edit(/src/**)"
+    assert audit_actions(headless)[-2]["verdict"]["rule"] == "allow:Edit(/src/**)"

@@ -34,6 +34,7 @@ from seepient.protocol import (
 )
 from seepient.runtime import Session, SessionOptions
 from seepient.tools.base import ToolContext, ToolOutput
+from tests.audit_view import merge_actions
 from tests.conftest import BIN
 from tests.git_helpers import git
 
@@ -83,8 +84,11 @@ class Harness:
         return found
 
     def audit(self) -> list[dict[str, Any]]:
+        """One entry per action (an intent merged with its outcome)."""
         path = self.home / "audit.log"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return merge_actions(
+            [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        )
 
 
 @pytest.fixture
@@ -141,7 +145,8 @@ async def test_child_runs_its_task_and_the_parent_gets_answer_actions_and_events
     assert [r["action"]["tool"] for r in parent_records] == ["agent"]
     assert "parent_session_id" not in parent_records[0]
     report = verify_log(harness.home / "audit.log")
-    assert report.ok and report.records == len(records)
+    # Each action that ran is two records (its intent and its outcome).
+    assert report.ok and report.records == 2 * len(records)
 
 
 async def test_a_tool_the_parent_lacks_is_refused_before_anything_asks(harness: Harness) -> None:

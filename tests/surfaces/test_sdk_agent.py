@@ -16,6 +16,7 @@ from pydantic import BaseModel
 import seepient
 from seepient.protocol import ApprovalDecision, ApprovalRequest, PreparedActionDraft, ReadAction, TextDelta
 from seepient.tools.base import Tool, ToolContext, ToolOutput
+from tests.audit_view import merge_actions
 
 
 def _script(tmp_path: Path, turns: list[dict[str, Any]]) -> str:
@@ -56,7 +57,9 @@ def test_an_approval_callback_approves_and_sees_the_action(tmp_path: Path, works
         reply = agent.chat("write")
     assert reply.text == "done" and (workspace / "a.txt").read_text() == "A\n"
     assert asked[0].action.tool == "write_file" and asked[0].digest == asked[0].action.digest
-    audit = [json.loads(line) for line in (tmp_path / "h" / "audit.log").read_text().splitlines()]
+    audit = merge_actions(
+        [json.loads(line) for line in (tmp_path / "h" / "audit.log").read_text().splitlines()]
+    )
     assert [r["surface"] for r in audit if r.get("type") == "action"] == ["sdk"]
 
 

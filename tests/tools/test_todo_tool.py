@@ -23,7 +23,7 @@ from seepient.runtime import SessionOptions
 from seepient.surfaces.cli.render import HumanRenderer, JsonRenderer
 from tests.runtime.conftest import (
     ScriptedApprover,
-    audit_lines,
+    audit_actions,
     make_session_fixture,  # noqa: F401 - registers the fixture
 )
 
@@ -72,7 +72,7 @@ async def test_the_list_is_kept_announced_and_audited_without_asking(make_sessio
     results = _results(events)
     assert [r.status for r in results] == ["ok", "ok"]
     assert "[x] Read the failing test" in results[0].output and "[~] Fix calc.add" in results[0].output
-    lines = audit_lines(session)
+    lines = audit_actions(session)
     assert [line["action"]["kind"] for line in lines] == ["state", "state"]
     assert lines[0]["verdict"]["rule"] == "state:session" and lines[0]["outcome"]["status"] == "ok"
     assert lines[1]["action"]["payload"]["value"][2]["status"] == "in_progress"
@@ -93,7 +93,7 @@ async def test_two_items_in_progress_are_refused_and_nothing_changes(make_sessio
     both, duplicate = _results(events)
     assert both.status == "error" and "exactly one in_progress" in both.output
     assert duplicate.status == "error" and "unique" in duplicate.output
-    assert _updates(events) == [] and session.todos == () and audit_lines(session) == []
+    assert _updates(events) == [] and session.todos == () and audit_actions(session) == []
 
 
 async def test_a_deny_rule_naming_the_tool_refuses_it(make_session, tmp_path):
@@ -105,7 +105,7 @@ async def test_a_deny_rule_naming_the_tool_refuses_it(make_session, tmp_path):
     (result,) = _results(events)
     assert result.status == "denied" and "todo_write" in result.output
     assert _updates(events) == [] and session.todos == ()
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["outcome"]["status"] == "denied" and line["verdict"]["rule"] == "deny:todo_write"
 
 
@@ -124,7 +124,7 @@ async def test_an_ask_rule_sends_it_to_a_person(make_session, tmp_path, answer, 
     (result,) = _results(events)
     assert result.status == status
     assert len(_updates(events)) == (1 if status == "ok" else 0)
-    (line,) = audit_lines(session)
+    (line,) = audit_actions(session)
     assert line["outcome"]["status"] == ("ok" if status == "ok" else "rejected")
 
 

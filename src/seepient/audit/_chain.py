@@ -25,6 +25,8 @@ from seepient.protocol import canonical_json
 GENESIS_HASH = "0" * 64
 #: The anchor file: two slots of ``ANCHOR_SLOT_SIZE`` bytes, each one JSON object padded with spaces.
 ANCHOR_FORMAT = "seepient-audit-anchor/2"
+#: A slot that also carries the Ed25519 signature of its checkpoint (``signing.py``) and the signing key's id.
+SIGNED_ANCHOR_FORMAT = "seepient-audit-anchor/3"
 #: The single-document anchor earlier versions replaced on every append; still read, converted on append.
 LEGACY_ANCHOR_FORMAT = "seepient-audit-anchor/1"
 # 512 bytes, aligned: one disk sector, the unit storage writes all-or-nothing on the disks the log's
@@ -33,8 +35,13 @@ ANCHOR_SLOT_SIZE = 512
 ANCHOR_SLOTS = 2
 ANCHOR_FILE_SIZE = ANCHOR_SLOT_SIZE * ANCHOR_SLOTS
 TORN_TAIL_TYPE = "torn_tail"
+#: An entry a signing writer adds when it finds records after the last signed checkpoint (see log.py).
+UNSIGNED_TAIL_TYPE = "unsigned_tail"
 
 _HEX64 = r"^[0-9a-f]{64}$"
+_KEY_ID = r"^ed25519:[0-9a-f]{16}$"
+# An Ed25519 signature is 64 bytes: 86 base64url characters without padding.
+_SIGNATURE = r"^[A-Za-z0-9_-]{86}$"
 _HEX64_TEXT = re.compile("[0-9a-f]{64}")
 # RFC 8785 numbers are IEEE doubles: integers beyond this lose precision and the library refuses them.
 _MAX_SAFE_INT = 2**53 - 1
@@ -266,9 +273,18 @@ class Anchor(BaseModel):
     first_hash: str | None = Field(default=None, pattern=_HEX64)
     seq: int = Field(ge=0, le=_MAX_SAFE_INT)
     hash: str = Field(pattern=_HEX64)
+    key_id: str | None = Field(default=None, pattern=_KEY_ID)
+    """The signing key's id when this head is a signed checkpoint; ``signature`` is then its signature."""
+    signature: str | None = Field(default=None, pattern=_SIGNATURE)
+
+    @property
+    def signed(self) -> bool:
+        return self.signature is not None
 
     @model_validator(mode="after")
     def _consistent(self) -> Anchor:
+        if (self.key_id is None) != (self.signature is None):
+            raise ValueError("a signed anchor names both its key and its signature")
         if self.genesis != GENESIS_HASH:
             raise ValueError("genesis is not Seepient's genesis value")
         if self.seq == 0 and (self.hash != GENESIS_HASH or self.first_hash is not None):
@@ -285,38 +301,63 @@ class _LegacyAnchor(Anchor):
 
 
 class _Slot(Anchor):
-    format: Literal["seepient-audit-anchor/2"]
+    format: Literal["seepient-audit-anchor/2", "seepient-audit-anchor/3"]
     check: str
+
+    @model_validator(mode="after")
+    def _format_says_signed(self) -> _Slot:
+        if (self.format == SIGNED_ANCHOR_FORMAT) != self.signed:
+            raise ValueError(f"format {self.format} and the presence of a signature disagree")
+        return self
 
 
 GENESIS_ANCHOR = Anchor(seq=0, hash=GENESIS_HASH)
 
 
-def _slot_check(seq: int, digest: str, first_hash: str | None) -> str:
-    # The SHA-256 of the RFC 8785 form of the slot's other members (ASCII keys in order, hex strings, an
-    # integer: a format string spells it exactly). It tells a torn or garbled slot from a whole one; it is
-    # not a secret, so it proves nothing about who wrote the slot.
+def _slot_check(
+    seq: int, digest: str, first_hash: str | None, key_id: str | None = None, signature: str | None = None
+) -> str:
+    # The SHA-256 of the RFC 8785 form of the slot's other members (ASCII keys in order, hex and base64url
+    # strings, an integer: a format string spells it exactly). It tells a torn or garbled slot from a whole
+    # one; it is not a secret, so it proves nothing about who wrote the slot (the signature does that).
     first = "null" if first_hash is None else f'"{first_hash}"'
-    canonical = (
-        f'{{"first_hash":{first},"format":"{ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}",'
-        f'"hash":"{digest}","seq":{seq}}}'
-    )
+    if signature is None:
+        canonical = (
+            f'{{"first_hash":{first},"format":"{ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}",'
+            f'"hash":"{digest}","seq":{seq}}}'
+        )
+    else:
+        canonical = (
+            f'{{"first_hash":{first},"format":"{SIGNED_ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}",'
+            f'"hash":"{digest}","key_id":"{key_id}","seq":{seq},"signature":"{signature}"}}'
+        )
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def anchor_slot(seq: int, digest: str, first_hash: str | None) -> bytes:
-    """One slot naming entry ``seq`` (hash ``digest``) and the first entry's hash, padded to the slot size."""
+def anchor_slot(
+    seq: int, digest: str, first_hash: str | None, key_id: str | None = None, signature: str | None = None
+) -> bytes:
+    """One slot naming entry ``seq`` (hash ``digest``) and the first entry's hash, padded to the slot size;
+    with ``key_id`` and ``signature`` it is a signed checkpoint."""
     first = "null" if first_hash is None else f'"{first_hash}"'
-    text = (
-        f'{{"format":"{ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}","first_hash":{first},"seq":{seq},'
-        f'"hash":"{digest}","check":"{_slot_check(seq, digest, first_hash)}"}}'
-    ).encode("ascii")
+    check = _slot_check(seq, digest, first_hash, key_id, signature)
+    if signature is None:
+        text = (
+            f'{{"format":"{ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}","first_hash":{first},"seq":{seq},'
+            f'"hash":"{digest}","check":"{check}"}}'
+        ).encode("ascii")
+    else:
+        text = (
+            f'{{"format":"{SIGNED_ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}","first_hash":{first},"seq":{seq},'
+            f'"hash":"{digest}","key_id":"{key_id}","signature":"{signature}","check":"{check}"}}'
+        ).encode("ascii")
     return text.ljust(ANCHOR_SLOT_SIZE - 1) + b"\n"
 
 
 def anchor_file_bytes(anchor: Anchor) -> bytes:
     """A whole anchor file with both slots naming ``anchor``."""
-    return anchor_slot(anchor.seq, anchor.hash, anchor.first_hash) * ANCHOR_SLOTS
+    slot = anchor_slot(anchor.seq, anchor.hash, anchor.first_hash, anchor.key_id, anchor.signature)
+    return slot * ANCHOR_SLOTS
 
 
 class AnchorUnreadable(Exception):
@@ -406,9 +447,16 @@ def _parse_slot(raw: bytes) -> tuple[Anchor | None, str]:
         slot = _Slot.model_validate_json(raw.rstrip(b" \n"))
     except ValidationError as error:
         return None, _first_error(error)
-    if slot.check != _slot_check(slot.seq, slot.hash, slot.first_hash):
+    if slot.check != _slot_check(slot.seq, slot.hash, slot.first_hash, slot.key_id, slot.signature):
         return None, "its check does not match its content (a cut-off write, or an edit)"
-    return Anchor(genesis=slot.genesis, first_hash=slot.first_hash, seq=slot.seq, hash=slot.hash), ""
+    return Anchor(
+        genesis=slot.genesis,
+        first_hash=slot.first_hash,
+        seq=slot.seq,
+        hash=slot.hash,
+        key_id=slot.key_id,
+        signature=slot.signature,
+    ), ""
 
 
 def _parse_legacy_anchor(raw: bytes, path: Path) -> AnchorFile:

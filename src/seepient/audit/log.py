@@ -23,6 +23,10 @@ What a crash or power loss can leave behind:
 - The anchor file itself is created (or converted from the older single-document format) by temp file,
   fsync, rename and directory fsync, before the first record it anchors: a log holding records never lacks
   its anchor because of a crash, so a missing anchor always means it was removed.
+
+With a signing key every anchor slot is a signed checkpoint of the head (``signing.py``), and with a witness
+the same slot is written there too (``witness.py``), both after the record is durable. ``close_interrupted``
+closes, under the lock, the intents a dead process left without an outcome (``recovery.py``).
 """
 
 from __future__ import annotations
@@ -34,17 +38,18 @@ import secrets
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seepient.audit._chain import (
     ANCHOR_FILE_SIZE,
     ANCHOR_SLOT_SIZE,
     GENESIS_ANCHOR,
     TORN_TAIL_TYPE,
+    UNSIGNED_TAIL_TYPE,
     Anchor,
     AnchorFile,
     AnchorUnreadable,
@@ -65,7 +70,13 @@ from seepient.audit._chain import (
     read_anchor_fd,
 )
 from seepient.audit._lock import LockTimeout, ProcessLock
-from seepient.audit.record import RESERVED_KEYS, AuditRecord
+from seepient.audit.record import RECORD_TYPES, RESERVED_KEYS, SessionRecord
+from seepient.audit.signing import AuditKeyError, head_predates_key
+from seepient.audit.witness import WitnessError, WitnessFile
+
+if TYPE_CHECKING:
+    from seepient.audit.recovery import OpenIntent
+    from seepient.audit.signing import CheckpointSigner
 
 _TAIL_CHUNK = 64 * 1024
 
@@ -107,30 +118,112 @@ class AuditLog:
 
     The object keeps the log, its anchor and its lock file open between appends (``close`` releases them;
     so does garbage collection). It may be shared by threads and survives ``fork``.
+
+    With a ``signer`` every anchor update is a signed checkpoint of the head (``signing.py``); with a
+    ``witness_path`` each checkpoint is also written there (``witness.py``). A signing writer refuses to
+    chain onto a head signed by another key, or onto an unsigned head written after its key existed (the
+    signature was stripped), and an unsigned writer refuses a signed log: it could not keep it signed.
     """
 
-    def __init__(self, path: Path, *, lock_timeout: float = 30.0, principal: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        lock_timeout: float = 30.0,
+        principal: str | None = None,
+        signer: CheckpointSigner | None = None,
+        witness_path: Path | None = None,
+    ) -> None:
         self.path = Path(path)
         self.principal = principal
+        self.signer = signer
         self.anchor_path = anchor_path_for(self.path)
         self._log_name = os.fspath(self.path)
         self._anchor_name = os.fspath(self.anchor_path)
         self._lock_timeout = lock_timeout
         self._files = _OpenFiles(ProcessLock(lock_path_for(self.path), make_parent=_ensure_private_dir))
+        self._witness = WitnessFile(witness_path) if witness_path is not None else None
         self._head: _Head | None = None
         # flock excludes other openings of the lock file, not threads sharing this object's descriptor.
         self._threads = threading.Lock()
         weakref.finalize(self, self._files.close)
+        if self._witness is not None:
+            weakref.finalize(self, self._witness.close)
         _LIVE_LOGS.add(self)
 
-    def append(self, record: AuditRecord | Mapping[str, Any]) -> AuditEntry:
+    @property
+    def witness_path(self) -> Path | None:
+        return self._witness.path if self._witness is not None else None
+
+    @property
+    def witness_problem(self) -> str | None:
+        """Why the last checkpoint did not reach the witness (it lags until one does), None when it did."""
+        return self._witness.problem if self._witness is not None else None
+
+    def append(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
         """Chain ``record`` onto the log and return its place once it is on disk (fsynced).
 
         A log opened with a ``principal`` stamps it on every record that does not name one.
         """
+        fields = self._fields(record)
+        with self._locked():
+            return self._append_locked(fields)
+
+    async def aappend(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
+        """``append`` without blocking the event loop (the lock wait and fsync run in a thread)."""
+        return await asyncio.to_thread(self.append, record)
+
+    def close_interrupted(
+        self, outcome_for: Callable[[OpenIntent], SessionRecord | None]
+    ) -> list[tuple[OpenIntent, SessionRecord]]:
+        """Find the intents whose writer is gone without an outcome and append the outcome ``outcome_for``
+        makes for each (None leaves one open), all under the log's lock, so two sessions starting at once
+        never close one action twice. Returns what was closed, oldest first.
+
+        Reads only what was appended since the last call (``recovery.py`` keeps its place beside the log).
+        """
+        from seepient.audit.recovery import scan_open_intents, writer_gone
+
+        closed: list[tuple[OpenIntent, SessionRecord]] = []
+        with self._locked():
+            scan = scan_open_intents(self.path)
+            if scan.torn:
+                # A writer killed mid-append left part of a line: seal it now, so the log verifies again
+                # without waiting for this session's first record.
+                self._seal_locked()
+            still_open = []
+            for intent in scan.open:
+                outcome = outcome_for(intent) if writer_gone(intent.record.writer) else None
+                if outcome is None:
+                    still_open.append(intent)
+                    continue
+                self._append_locked(self._fields(outcome))
+                closed.append((intent, outcome))
+            scan.remember(self.path, still_open)
+        return closed
+
+    def close(self) -> None:
+        """Release the open files; a later ``append`` opens them again."""
+        with self._threads:
+            self._head = None
+            self._files.close()
+            if self._witness is not None:
+                self._witness.close()
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _fields(self, record: SessionRecord | Mapping[str, Any]) -> EncodedFields:
         if self.principal is not None:
             record = _with_principal(record, self.principal)
-        fields = _encode_record(record)
+        return _encode_record(record)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """This object's threads, then other processes, excluded for as long as the block runs."""
         threads, timeout = self._threads, self._lock_timeout
         if not threads.acquire(blocking=False):
             started = time.monotonic()
@@ -148,27 +241,11 @@ class AuditLog:
                     f"cannot open the audit log's lock file {lock.path}: {error.strerror or error}"
                 ) from None
             try:
-                return self._append_locked(fields)
+                yield
             finally:
                 lock.release()
         finally:
             threads.release()
-
-    async def aappend(self, record: AuditRecord | Mapping[str, Any]) -> AuditEntry:
-        """``append`` without blocking the event loop (the lock wait and fsync run in a thread)."""
-        return await asyncio.to_thread(self.append, record)
-
-    def close(self) -> None:
-        """Release the open files; a later ``append`` opens them again."""
-        with self._threads:
-            self._head = None
-            self._files.close()
-
-    def __enter__(self) -> AuditLog:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
 
     def _lock_timeout_error(self) -> AuditLogError:
         return AuditLogError(
@@ -186,23 +263,67 @@ class AuditLog:
         line, digest = encode_entry(seq, head.hash, fields)
         payload = prefix + line if prefix else line
         first_hash = head.first_hash or digest
-        slot = anchor_slot(seq, digest, first_hash)
+        entry = AuditEntry(seq=seq, prev=head.hash, hash=digest)
+        files = self._files
+        log_fd = files.log
+
+        def write_durably() -> None:
+            _write_all(log_fd, payload)
+            os.fsync(log_fd)
+
+        # Everything else is computed before the write: the process sleeps in fsync, and work done after
+        # it runs on cold caches, which costs several times as much as the same work done here. The
+        # checkpoint's signature is made during the fsync, by the signer's thread.
+        slot = self._durably_then_checkpoint(write_durably, seq, digest, first_hash)
         if head.next_slot:
             anchor_bytes = head.anchor_bytes[:ANCHOR_SLOT_SIZE] + slot
         else:
             anchor_bytes = slot + head.anchor_bytes[ANCHOR_SLOT_SIZE:]
-        # Everything is computed before the write: the process sleeps in fsync, and work done after it
-        # runs on cold caches, which costs several times as much as the same work done here.
         after = _Head(
             seq, digest, first_hash, 1 - head.next_slot, anchor_bytes, head.log_end + len(payload), line
         )
-        entry = AuditEntry(seq=seq, prev=head.hash, hash=digest)
-        files = self._files
-        _write_all(files.log, payload)
-        os.fsync(files.log)
         _write_anchor_slot(files.anchor, head.next_slot, slot)
+        if self._witness is not None:
+            self._witness.record(slot)
         self._head = after
         return entry
+
+    def _seal_locked(self) -> None:
+        """Write only what must precede the next record (the seal of torn bytes), and checkpoint it."""
+        self._head = None
+        head, prefix = self._load_head()
+        if not prefix.strip(b"\n"):
+            if prefix:  # only a missing newline: the cut line was a whole entry, which ends the chain now
+                _write_all(self._files.log, prefix)
+                os.fsync(self._files.log)
+            return
+        log_fd = self._files.log
+
+        def write_durably() -> None:
+            _write_all(log_fd, prefix)
+            os.fsync(log_fd)
+
+        assert head.first_hash is not None
+        slot = self._durably_then_checkpoint(write_durably, head.seq, head.hash, head.first_hash)
+        _write_anchor_slot(self._files.anchor, head.next_slot, slot)
+        if self._witness is not None:
+            self._witness.record(slot)
+
+    def _durably_then_checkpoint(
+        self, write_durably: Callable[[], None], seq: int, digest: str, first_hash: str
+    ) -> bytes:
+        """Run the record's durable write, and return the anchor slot that checkpoints it (signed if we sign)."""
+        signer = self.signer
+        if signer is None:
+            write_durably()
+            return anchor_slot(seq, digest, first_hash)
+        try:
+            # The key is loaded (or made) before anything is written: a missing key never follows a record.
+            key_id = signer.key_id
+        except AuditKeyError as error:
+            raise AuditLogError(f"cannot sign the audit log's head: {error}") from None
+        signature = signer.sign_during(write_durably, first_hash, seq, digest)
+        return anchor_slot(seq, digest, first_hash, key_id, signature)
 
     def _files_as_left(self, head: _Head) -> bool:
         # The remembered head is trusted only if, under the lock, both paths still name the files this
@@ -232,6 +353,7 @@ class AuditLog:
         files = self._files
         files.close_data()  # either file may have been replaced since it was opened: open both by path
         _ensure_private_dir(self.path.parent)
+        witnessed = self._open_witness()
         anchor_file = self._open_anchor()
         if anchor_file is not None and anchor_file.anchor.seq > 0 and not self.path.exists():
             raise AuditLogCorrupted(
@@ -243,12 +365,20 @@ class AuditLog:
         files.log_id = (info.st_ino, info.st_dev)
         if anchor_file is None:
             anchor_file = self._start_new_log(files.log)
-        state, first_hash, tail_end, size = _find_head(files.log, anchor_file.anchor, self.path)
+        self._check_signature(anchor_file.anchor)
+        state, first_hash, tail_end, size, witnessed_hash = _find_head(
+            files.log, anchor_file.anchor, self.path, witnessed.seq if witnessed else None
+        )
+        if witnessed is not None:
+            self._check_witness(witnessed, anchor_file.anchor, state, first_hash, witnessed_hash)
         prefix = tail_end.newline
         if tail_end.region is not None:
             seal, state = _seal(tail_end.region, state)
             prefix += seal
             first_hash = first_hash or state.last_hash
+        if self.signer is not None and anchor_file.anchor.signed and state.last_seq > anchor_file.anchor.seq:
+            note, state = _unsigned_tail_note(anchor_file.anchor.seq, state)
+            prefix += note
         if anchor_file.legacy:
             anchor_file = self._replace_anchor_file(anchor_file.anchor)
         head = _Head(
@@ -261,6 +391,84 @@ class AuditLog:
             last_line=b"",
         )
         return head, prefix
+
+    def _check_signature(self, anchor: Anchor) -> None:
+        """Refuse to extend a head this writer could not have signed, or cannot keep signed."""
+        signer = self.signer
+        if anchor.seq == 0:
+            return
+        if signer is None:
+            if anchor.signed:
+                raise AuditLogError(
+                    f"{self.path} is signed (key {anchor.key_id}), and this writer has no signing key: appending "
+                    "would leave its head unsigned; open it with the audit signing key"
+                )
+            return
+        try:
+            key_id = signer.key_id
+            if anchor.signed:
+                if anchor.key_id != key_id:
+                    raise AuditLogCorrupted(
+                        f"the head of {self.path} is signed by key {anchor.key_id}, not by this log's signing key "
+                        f"{key_id} ({signer.path}): the log was rewritten elsewhere, or the key was replaced; "
+                        f"{_WHAT_TO_DO}"
+                    )
+                assert anchor.first_hash is not None and anchor.signature is not None
+                if not signer.verifier().valid(anchor.first_hash, anchor.seq, anchor.hash, anchor.signature):
+                    raise AuditLogCorrupted(
+                        f"the head anchor of {self.path} names this log's key but its signature is not valid: "
+                        f"the anchor was forged; {_WHAT_TO_DO}"
+                    )
+                return
+        except AuditKeyError as error:
+            raise AuditLogError(f"cannot use the audit signing key: {error}") from None
+        if head_predates_key(self.anchor_path, signer.path) is False:
+            raise AuditLogCorrupted(
+                f"the head anchor of {self.path} is not signed, but it was written after the audit signing key "
+                f"{signer.path} existed, and every writer since then signs: the signature was stripped (the "
+                f"log and anchor rewritten); {_WHAT_TO_DO}"
+            )
+
+    def _open_witness(self) -> Anchor | None:
+        witness = self._witness
+        if witness is None:
+            return None
+        try:
+            held = witness.open()
+        except WitnessError as error:
+            raise AuditLogError(str(error)) from None
+        if held is None or held.anchor.seq == 0:
+            return None
+        return held.anchor
+
+    def _check_witness(
+        self,
+        witnessed: Anchor,
+        anchor: Anchor,
+        state: WalkerState,
+        first_hash: str | None,
+        witnessed_hash: str | None,
+    ) -> None:
+        # The witness is updated after each record is durable, so it may lag behind the log but never run
+        # ahead of it: a log that ends before the witnessed record, or holds another record there, was
+        # rolled back, replaced or rewritten. (A witnessed record further back than the anchor is left to
+        # verification, which walks the whole log.)
+        where = f"the witness {self.witness_path}"
+        if first_hash is not None and witnessed.first_hash != first_hash:
+            raise AuditLogCorrupted(
+                f"{where} saw a log that began with another record: {self.path} was replaced; {_WHAT_TO_DO}"
+            )
+        if state.last_seq < witnessed.seq:
+            raise AuditLogCorrupted(
+                f"{where} saw record {witnessed.seq}, but {self.path} ends at record {state.last_seq}: the log "
+                f"was rolled back or deleted; {_WHAT_TO_DO}"
+            )
+        known = anchor.hash if witnessed.seq == anchor.seq else witnessed_hash
+        if known is not None and known != witnessed.hash:
+            raise AuditLogCorrupted(
+                f"{where} saw another record {witnessed.seq} than {self.path} holds: the log was rewritten; "
+                f"{_WHAT_TO_DO}"
+            )
 
     def _open_anchor(self) -> AnchorFile | None:
         try:
@@ -300,6 +508,8 @@ class AuditLog:
         self._threads = threading.Lock()
         self._head = None
         self._files.close()
+        if self._witness is not None:
+            self._witness.close()
 
 
 class _OpenFiles:
@@ -364,8 +574,11 @@ class _TailEnd:
     region: _OpenRegion | None
 
 
-def _find_head(fd: int, anchor: Anchor, path: Path) -> tuple[WalkerState, str | None, _TailEnd, int]:
-    """The last chained entry at or after the anchor, its first hash, what follows the chain, the log's size.
+def _find_head(
+    fd: int, anchor: Anchor, path: Path, want_seq: int | None = None
+) -> tuple[WalkerState, str | None, _TailEnd, int, str | None]:
+    """The last chained entry at or after the anchor, its first hash, what follows the chain, the log's size,
+    and the hash of entry ``want_seq`` if it is among the entries read.
 
     Reads only the file's tail: back to the anchored line (normally the last line), then forward.
     """
@@ -381,14 +594,18 @@ def _find_head(fd: int, anchor: Anchor, path: Path) -> tuple[WalkerState, str | 
     newline = b"\n" if tail and not tail.endswith(b"\n") else b""
     walker = ChainWalker(state)
     first_hash = anchor.first_hash
+    wanted = None
     for line_no, raw in enumerate(iter_lines(tail + newline), start=1):
         entry = walker.feed(raw, line_no)
-        if entry is not None and entry.seq == 1:
-            first_hash = entry.hash
+        if entry is not None:
+            if entry.seq == 1:
+                first_hash = entry.hash
+            if entry.seq == want_seq:
+                wanted = entry.hash
     region = None
     if walker.region is not None:
         region = _OpenRegion(walker.region.digest.copy(), walker.region.length)
-    return walker.state, first_hash, _TailEnd(newline, region), size
+    return walker.state, first_hash, _TailEnd(newline, region), size, wanted
 
 
 def _seal(region: _OpenRegion, head: WalkerState) -> tuple[bytes, WalkerState]:
@@ -408,6 +625,27 @@ def _seal(region: _OpenRegion, head: WalkerState) -> tuple[bytes, WalkerState]:
         "torn_length": region.length,
         "torn_sha256": region.digest.hexdigest(),
         "detail": "bytes left by an interrupted write, kept in place and sealed",
+    }
+    line, entry_digest = encode_line(entry)
+    return line, WalkerState(last_seq=entry["seq"], last_hash=entry_digest, last_prev=head.last_hash)
+
+
+def _unsigned_tail_note(anchored_seq: int, head: WalkerState) -> tuple[bytes, WalkerState]:
+    """A chained entry saying which records this signing writer found after the last signed checkpoint.
+
+    A writer that died between fsyncing a record and signing the checkpoint leaves such records, and so
+    does anyone without the key who appends lines that chain. The next signature will cover them either
+    way, so the log says, for good, that they were found unsigned (verification lists them).
+    """
+    first, last = anchored_seq + 1, head.last_seq
+    entry = {
+        "seq": head.last_seq + 1,
+        "prev": head.last_hash,
+        "type": UNSIGNED_TAIL_TYPE,
+        "timestamp": _now(),
+        "first_seq": first,
+        "last_seq": last,
+        "detail": "records found after the last signed checkpoint when this writer opened the log",
     }
     line, entry_digest = encode_line(entry)
     return line, WalkerState(last_seq=entry["seq"], last_hash=entry_digest, last_prev=head.last_hash)
@@ -442,7 +680,7 @@ def _anchored_line_missing(path: Path, anchor: Anchor) -> tuple[int, WalkerState
     )
 
 
-def _encode_record(record: AuditRecord | Mapping[str, Any]) -> EncodedFields:
+def _encode_record(record: SessionRecord | Mapping[str, Any]) -> EncodedFields:
     fields = _record_fields(record)
     try:
         return encode_fields(fields)
@@ -453,25 +691,26 @@ def _encode_record(record: AuditRecord | Mapping[str, Any]) -> EncodedFields:
 
 
 def _with_principal(
-    record: AuditRecord | Mapping[str, Any], principal: str
-) -> AuditRecord | Mapping[str, Any]:
-    if isinstance(record, AuditRecord):
+    record: SessionRecord | Mapping[str, Any], principal: str
+) -> SessionRecord | Mapping[str, Any]:
+    if isinstance(record, SessionRecord):
         return record if record.principal is not None else record.model_copy(update={"principal": principal})
     if isinstance(record, Mapping) and record.get("principal") is None:
         return {**record, "principal": principal}
     return record
 
 
-def _record_fields(record: AuditRecord | Mapping[str, Any]) -> dict[str, Any]:
-    if type(record) is not dict and isinstance(record, AuditRecord):
+def _record_fields(record: SessionRecord | Mapping[str, Any]) -> dict[str, Any]:
+    if type(record) is not dict and isinstance(record, SessionRecord):
         return record.to_json()
     if not isinstance(record, Mapping):
-        raise TypeError(f"an audit record is an AuditRecord or a mapping, not {type(record).__name__}")
+        raise TypeError(f"an audit record is a SessionRecord or a mapping, not {type(record).__name__}")
     kind = record.get("type", "action")
-    if kind == "action":
-        return AuditRecord.model_validate(dict(record)).to_json()
-    if kind == TORN_TAIL_TYPE:
-        raise ValueError("type 'torn_tail' is reserved for entries the log writes itself")
+    model = RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+    if model is not None:
+        return model.model_validate({"type": kind, **record}).to_json()
+    if kind in (TORN_TAIL_TYPE, UNSIGNED_TAIL_TYPE):
+        raise ValueError(f"type {kind!r} is reserved for entries the log writes itself")
     if not isinstance(kind, str):
         raise ValueError("a record's 'type' must be a string")
     clash = RESERVED_KEYS.intersection(record)

@@ -59,6 +59,10 @@ class SeepientPaths:
             folder = folder / "principals" / digest
         return folder / "settings.json"
 
+    def audit_signing_key(self) -> Path:
+        """The key that signs the audit log's head checkpoints; its public key is beside it as ``.pub``."""
+        return self.home / "keys" / "audit-signing.key"
+
     @staticmethod
     def project_dir(workspace: Path) -> Path:
         return workspace / ".seepient"

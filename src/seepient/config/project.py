@@ -313,6 +313,7 @@ class ProjectSettings(_Strict):
     web_search: Any = Field(default=None, alias="webSearch")
     enabled_project_mcp_servers: Any = Field(default=None, alias="enabledProjectMcpServers")
     knowledge: Any = None
+    audit: Any = None
 
     @field_validator("mcp_servers")
     @classmethod

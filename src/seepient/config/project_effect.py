@@ -142,6 +142,10 @@ KEYS: dict[str, _Key] = {
     "webSearch": _never(_CREDENTIALS + " (the search backend and its key variable)"),
     "enabledProjectMcpServers": _never("a project cannot approve its own MCP servers"),
     "knowledge": _never("loading an embedding model can run code from its folder"),
+    "audit": _never(
+        "the audit log's signing key and witness are yours to place; a project could move the key "
+        "where commands can read it"
+    ),
 }
 
 

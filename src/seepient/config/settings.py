@@ -438,6 +438,36 @@ class KnowledgeSettings(_Section):
     embedding_model: str | None = Field(default=None, alias="embeddingModel", min_length=1)
 
 
+class AuditSettings(_Section):
+    """The audit log's signing key and witness: ``{"audit": {"signingKeyPath": "~/.seepient/keys/audit-signing.key",
+    "witnessPath": "/mnt/other-volume/seepient-audit.witness"}}``.
+
+    ``signingKeyPath`` (default ``$SEEPIENT_HOME/keys/audit-signing.key``, created 0600 on first use; its public
+    key is beside it as ``.pub``) must stay where the jail shows nothing (under the home folder); ``witnessPath``
+    is an optional file on another volume that receives every signed checkpoint, so ``audit verify`` can tell a
+    log that was rolled back or deleted. Honoured only in the user, ``--config`` and managed settings: a
+    repository must not move the key where it can read it, nor point the witness at a file to overwrite.
+    """
+
+    signing_key_path: str | None = Field(default=None, alias="signingKeyPath", min_length=1)
+    witness_path: str | None = Field(default=None, alias="witnessPath", min_length=1)
+
+    @field_validator("signing_key_path", "witness_path")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not os.path.isabs(os.path.expanduser(value)):
+            raise ValueError(f"{value!r} must be an absolute path (or start with ~)")
+        return value
+
+    def signing_key(self, paths: SeepientPaths) -> Path:
+        if self.signing_key_path is None:
+            return paths.audit_signing_key
+        return Path(os.path.expanduser(self.signing_key_path))
+
+    def witness(self) -> Path | None:
+        return Path(os.path.expanduser(self.witness_path)) if self.witness_path is not None else None
+
+
 class Settings(_Section):
     """Every key is optional; unknown top-level keys are kept for the issues that add them."""
 
@@ -457,6 +487,7 @@ class Settings(_Section):
     lsp: LspSettings = Field(default_factory=LspSettings)
     subagents: SubagentSettings = Field(default_factory=lambda: SubagentSettings())
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     _project: ProjectReport | None = PrivateAttr(default=None)
 
     @property

@@ -17,8 +17,9 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -27,6 +28,8 @@ from seepient.protocol.actions import FileChange
 from seepient.protocol.executor import CommitOutcome
 
 _TEMP_NAME = re.compile(r"^\.seepient-commit-(\d+)-[0-9a-f]{16}\.tmp$")
+#: The journal a set of changes writes in the workspace folder before its renames (``commit_journal.py``).
+JOURNAL_NAME = re.compile(r"^\.seepient-commit-(\d+)-[0-9a-f]{16}\.journal$")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _RENAME_NOREPLACE = 1
 # Scanning a directory for stale temp files costs time in proportion to its size, on every commit. A
@@ -237,10 +240,15 @@ def _apply(change: FileChange, current: bytes | None, display: str) -> tuple[byt
     return data, unchanged
 
 
-def _remove_stale_temps(parent_fd: int) -> None:
-    """Temp files whose writer died (a crash, SIGKILL) before it renamed or removed them."""
+def _remove_stale_temps(parent_fd: int, root_fd: int | None = None) -> None:
+    """Temp files whose writer died (a crash, SIGKILL) before it renamed or removed them.
+
+    Those of a writer whose journal is still in the workspace folder ``root_fd`` are kept: they are the new
+    contents and backups of a set killed between its renames, which the next start finishes or undoes.
+    """
     with os.scandir(parent_fd) as entries:
         names = [entry.name for entry in entries if _TEMP_NAME.match(entry.name)]
+    journaled: set[int] | None = None
     for name in names:
         match = _TEMP_NAME.match(name)
         assert match is not None
@@ -252,8 +260,20 @@ def _remove_stale_temps(parent_fd: int) -> None:
             pass
         except PermissionError:
             continue
+        if root_fd is not None:
+            if journaled is None:
+                journaled = journal_pids(root_fd)
+            if pid in journaled:
+                continue
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=parent_fd)
+
+
+def journal_pids(root_fd: int) -> set[int]:
+    """The processes that left a set's journal in the workspace folder."""
+    with os.scandir(root_fd) as entries:
+        found = (JOURNAL_NAME.match(entry.name) for entry in entries)
+        return {int(match.group(1)) for match in found if match is not None}
 
 
 def _scan_due(directory: os.stat_result) -> float | None:
@@ -364,6 +384,55 @@ def _rename_noreplace(parent_fd: int, temp: str, name: str, display: str) -> Non
         raise OSError(code, os.strerror(code))
 
 
+class ExpectedImage(NamedTuple):
+    """One file a change may alter: its workspace-relative path, the SHA-256 it was prepared against, and the
+    SHA-256 it will hold once the change lands (None when that cannot be known now)."""
+
+    path: str
+    pre_image_sha256: str | None
+    post_image_sha256: str | None
+    delete: bool
+
+
+def expected_images(workspace: Path, changes: Sequence[FileChange]) -> tuple[ExpectedImage, ...]:
+    """What each change would leave, worked out without writing anything (the intent of a file change names
+    it, so that after a crash each file can be told to hold its old content, its new content, or neither).
+
+    Full new content is hashed as given; edit blocks are applied in memory to the file as it is now, read
+    without following symbolic links. A file that no longer holds its pre-image gets no post-image: the
+    commit will refuse to touch it.
+    """
+    root = Path(os.path.realpath(workspace))
+    images = []
+    for change in changes:
+        path, post = change.path, None
+        try:
+            parts = _relative_parts(workspace, root, change.path)
+            path = "/".join(parts)
+            if change.new_content is not None:
+                post = hashlib.sha256(_utf8(change.new_content, path, "new_content")).hexdigest()
+            elif not change.delete:
+                post = _edited_digest(root, parts, change, path)
+        except (_Refused, OSError):
+            post = None
+        images.append(ExpectedImage(path, change.pre_image_sha256, post, change.delete))
+    return tuple(images)
+
+
+def _edited_digest(root: Path, parts: list[str], change: FileChange, display: str) -> str | None:
+    with _closing_fds() as fds:
+        root_fd = _open_root(root)
+        fds.append(root_fd)
+        parent_fd = _open_parent(root, root_fd, parts, create=False, fds=fds, created=[])
+        current, _ = _read_current(parent_fd, parts[-1], display)
+    if current is None or change.pre_image_sha256 is None:
+        return None
+    if hashlib.sha256(current).hexdigest() != change.pre_image_sha256.lower():
+        return None
+    new_bytes, _ = _apply(change, current, display)
+    return hashlib.sha256(new_bytes).hexdigest()
+
+
 def commit_change(workspace: Path, change: FileChange) -> CommitOutcome:
     """Apply ``change`` inside ``workspace`` exactly, or touch nothing and say why."""
     display = change.path
@@ -420,7 +489,7 @@ def _commit(root: Path, parts: list[str], change: FileChange, display: str) -> C
             # Commits into one directory take turns, so two changes prepared against the same bytes cannot
             # both pass the pre-image check and the second silently overwrite the first.
             fcntl.flock(parent_fd, fcntl.LOCK_EX)
-            outcome = _commit_in(parent_fd, parts[-1], change, display)
+            outcome = _commit_in(parent_fd, parts[-1], change, display, root_fd)
         except BaseException:
             for dir_fd, name in reversed(created):
                 with contextlib.suppress(OSError):
@@ -430,7 +499,7 @@ def _commit(root: Path, parts: list[str], change: FileChange, display: str) -> C
         return outcome
 
 
-def _commit_in(parent_fd: int, name: str, change: FileChange, display: str) -> CommitOutcome:
+def _commit_in(parent_fd: int, name: str, change: FileChange, display: str, root_fd: int) -> CommitOutcome:
     current, info = _read_current(parent_fd, name, display)
     if change.pre_image_sha256 is None:
         if current is not None:
@@ -474,7 +543,7 @@ def _commit_in(parent_fd: int, name: str, change: FileChange, display: str) -> C
     directory = os.fstat(parent_fd)
     scanned_at = _scan_due(directory)
     if scanned_at is None:
-        _remove_stale_temps(parent_fd)
+        _remove_stale_temps(parent_fd, root_fd)
         scanned_at = time.monotonic()
     # Until this commit ends with its temp file gone, the memo must not vouch for the directory.
     _forget(directory)

@@ -15,10 +15,11 @@ What is guaranteed, precisely:
 * While it runs, the commit holds the lock of every directory it touches (taken in one global order, so two
   sets cannot deadlock), the same lock the single-file helper takes: no other Seepient commit interleaves.
 * Each file is replaced by rename, so a crash (SIGKILL, power loss) at any point leaves every single file
-  with its old or its new content, never a mixture (DESIGN §4 invariant 4). Across files, a crash in the
-  short window between the first and the last rename can leave some files changed and others not: there is
-  no on-disk journal to finish or undo the set after a restart. The backups of such a crash carry the temp
-  name the single-file helper sweeps, so the next commit into that directory removes them.
+  with its old or its new content, never a mixture (DESIGN §4 invariant 4). Across files, a crash between
+  the first and the last rename leaves some files changed and others not; for that window a journal naming
+  every step is written (and fsynced) before the first rename, and the next start finishes the set or
+  undoes it (``commit_journal.py``). Until then the helper's sweep of stale temp files leaves that
+  process's temp files and backups alone; afterwards they are swept like any other.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from seepient.execution.commit import (
     _sync_directories,
     _write_temp,
 )
+from seepient.execution.commit_journal import JournalStep, remove_journal, write_journal
 from seepient.protocol.actions import FileChange
 from seepient.protocol.executor import CommitOutcome
 
@@ -132,7 +134,7 @@ def _commit_set(root: Path, planned: list[tuple[FileChange, list[str]]]) -> Comm
                     raise _Failed(display, refused) from None
                 steps.append(_Step(change, display, parent_fd, parts[-1]))
             directories = _lock_directories(steps)
-            outcome = _stage_and_apply(steps, directories)
+            outcome = _stage_and_apply(steps, directories, root_fd)
         except _Failed as failed:
             _discard(steps, created)
             return CommitOutcome(
@@ -172,12 +174,14 @@ def _about(step: _Step) -> Iterator[None]:
         raise _Failed(step.display, _Refused("ERROR", message)) from None
 
 
-def _stage_and_apply(steps: list[_Step], directories: dict[tuple[int, int], int]) -> CommitOutcome:
+def _stage_and_apply(
+    steps: list[_Step], directories: dict[tuple[int, int], int], root_fd: int
+) -> CommitOutcome:
     for step in steps:
         with _about(step):
             _check(step)
     for fd in directories.values():
-        _remove_stale_temps(fd)
+        _remove_stale_temps(fd, root_fd)
         # Until this set ends with its temp files gone, the single-file helper must not skip the scan here.
         _forget(os.fstat(fd))
     for step in steps:
@@ -188,12 +192,32 @@ def _stage_and_apply(steps: list[_Step], directories: dict[tuple[int, int], int]
                 step.temp = _write_temp(step.parent_fd, step.new_bytes, step.info)
             if step.info is not None:
                 _back_up(step)
+    applying = [step for step in steps if not step.no_op]
+    # One rename is atomic by itself; only a set that spans several needs a journal for the window between.
+    journal = None
+    if len(applying) > 1:
+        with _about(applying[0]):
+            journal = write_journal(root_fd, [_journal_step(step) for step in applying])
+    try:
+        return _apply_all(steps, applying, directories)
+    finally:
+        if journal is not None:
+            remove_journal(root_fd, journal)
+
+
+def _journal_step(step: _Step) -> JournalStep:
+    op = "delete" if step.change.delete else ("create" if step.info is None else "replace")
+    return JournalStep(path=step.display, op=op, temp=step.temp, backup=step.backup)
+
+
+def _apply_all(
+    steps: list[_Step], applying: list[_Step], directories: dict[tuple[int, int], int]
+) -> CommitOutcome:
     failing: _Step | None = None
     try:
-        for step in steps:
-            if not step.no_op:
-                failing = step
-                _apply_step(step)
+        for step in applying:
+            failing = step
+            _apply_step(step)
     except BaseException as exc:
         left = _roll_back(steps)
         if left:

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from seepient.approval import Approver
+from seepient.audit.liveness import current_writer
 from seepient.audit.log import AuditLog
-from seepient.audit.record import AuditOutcome, AuditRecord, OutcomeStatus
+from seepient.audit.record import AuditOutcome, AuditRecord, IntentRecord, OutcomeRecord, OutcomeStatus
 from seepient.config import Settings
 from seepient.config.settings import McpServerSettings
 from seepient.protocol import (
@@ -70,6 +71,7 @@ class SessionMcp:
         # The servers the loaded project settings define: the file itself is not read again, so what was
         # judged (and trusted, by its hash) is what counts.
         self._project = settings.project.mcp_servers if settings.project is not None else frozenset()
+        self._workspace = workspace
         self._events = events
         self._audit = audit
         self._approver = approver
@@ -122,21 +124,21 @@ class SessionMcp:
                     continue
                 allowed[name] = server
                 drafts[name] = (draft, verdict, approval)
+            # Starting a server runs its command on this machine: each start's intent is durable first.
+            intents = {name: self._record_intent(*drafts[name]) for name in allowed}
             before = len(self.reports)
             if allowed:
                 await self.servers.start(allowed)
             failed = {r.server: r.message for r in self.reports[before:] if r.code == "mcp_server_failed"}
-            for name, (draft, verdict, approval) in drafts.items():
+            for name, intent in intents.items():
                 problem = failed.get(name)
                 connection = self.servers.connections.get(name)
                 tools = len(connection.tools) if connection is not None else 0
-                self._record(
-                    draft,
-                    verdict,
-                    approval,
-                    "error" if problem else "ok",
-                    problem or f"started; it offers {tools} tool(s)",
+                outcome = AuditOutcome(
+                    status="error" if problem else "ok",
+                    detail=problem or f"started; it offers {tools} tool(s)",
                 )
+                self._audit.append(OutcomeRecord.for_intent(intent, outcome))
             return self.reports[first:]
 
     def _source(self, name: str) -> Literal["user", "project"]:
@@ -206,6 +208,22 @@ class SessionMcp:
             PermissionResolved, turn_id=turn_id, request_id=request.request_id, response=response
         )
         return verdict, response
+
+    def _record_intent(
+        self, draft: PreparedActionDraft, verdict: Verdict, approval: ApprovalResponse | None
+    ) -> IntentRecord:
+        intent = IntentRecord(
+            surface=self._surface,
+            session_id=self._session_id,
+            model=self._model_name,
+            action=draft,
+            verdict=verdict,
+            approval=approval,
+            workspace=str(self._workspace),
+            writer=current_writer(),
+        )
+        self._audit.append(intent)
+        return intent
 
     def _record(
         self,

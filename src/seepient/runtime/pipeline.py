@@ -14,8 +14,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from seepient.approval import HEADLESS_REASON, ApprovalBroker, once_only_reason
-from seepient.audit.log import AuditLog
-from seepient.audit.record import AuditOutcome, AuditRecord, OutcomeStatus
+from seepient.audit.liveness import current_writer
+from seepient.audit.log import AuditLog, AuditLogError
+from seepient.audit.record import (
+    AuditOutcome,
+    AuditRecord,
+    FileImages,
+    IntentRecord,
+    OutcomeRecord,
+    OutcomeStatus,
+)
+from seepient.execution.commit import expected_images
 from seepient.models.base import Model
 from seepient.models.router import Purpose
 from seepient.policy.classifier import AutoModeClassifier
@@ -26,6 +35,8 @@ from seepient.protocol import (
     ApprovalDecision,
     ApprovalResponse,
     Decision,
+    FileChange,
+    FileChangeSet,
     Message,
     PathDenied,
     PermissionRequest,
@@ -238,30 +249,71 @@ class ToolCallPipeline:
         verdict: Verdict,
         approval: ApprovalResponse | None,
     ) -> ToolOutput:
+        """The one place an approved action is handed to execution: its intent is durable first (write-ahead
+        audit, DESIGN §4 invariant 13), its outcome follows, at most once."""
+        try:
+            intent = self._record_intent(draft, verdict, approval)
+        except (AuditLogError, OSError, ValueError) as exc:
+            # Nothing runs that the log could not cover: the model is told, and the action never starts.
+            return ToolOutput(
+                text=f"Not run: the audit log could not record this action's intent ({exc}); nothing was done.",
+                is_error=True,
+                data={"audit_unavailable": True},
+            )
         task = asyncio.ensure_future(tool.execute(draft, ctx))
         try:
             output = await asyncio.shield(task)
         except asyncio.CancelledError:
             # A commit is atomic and short: let it land (or not) and record what happened, so an
-            # interrupt never leaves an executed action without its audit record. Anything else
+            # interrupt never leaves an executed action without its outcome. Anything else
             # (a shell command) is cancelled, which kills its whole process group.
             if draft.kind is ActionKind.FILE_CHANGE:
                 output = await task
-                self._record(draft, verdict, approval, "error" if output.is_error else "ok", output=output)
+                self._record_outcome(intent, "error" if output.is_error else "ok", output=output)
             else:
                 task.cancel()
                 try:
                     await task
                 except (asyncio.CancelledError, Exception):
                     pass
-                self._record(draft, verdict, approval, "interrupted", detail="interrupted by the user")
+                self._record_outcome(intent, "interrupted", detail="interrupted by the user")
             raise
         except SandboxUnavailable as exc:
             output = ToolOutput(text=f"Not run: {exc}", is_error=True, data={"sandbox_unavailable": True})
         except Exception as exc:  # a tool bug must reach the model and the audit log, never crash the turn
             output = ToolOutput(text=f"{tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        self._record(draft, verdict, approval, "error" if output.is_error else "ok", output=output)
+        self._record_outcome(intent, "error" if output.is_error else "ok", output=output)
         return output
+
+    def _record_intent(
+        self, draft: PreparedActionDraft, verdict: Verdict, approval: ApprovalResponse | None
+    ) -> IntentRecord:
+        """Append (fsynced) the intent of an action about to run, naming every file it may change."""
+        d = self._d
+        intent = IntentRecord(
+            surface=d.surface,
+            session_id=d.session_id,
+            model=d.model_name,
+            action=draft,
+            verdict=verdict,
+            approval=approval,
+            workspace=str(d.workspace),
+            writer=current_writer(),
+            files=_file_images(d.workspace, draft),
+        )
+        d.audit.append(intent)
+        return intent
+
+    def _record_outcome(
+        self,
+        intent: IntentRecord,
+        status: OutcomeStatus,
+        *,
+        detail: str = "",
+        output: ToolOutput | None = None,
+    ) -> None:
+        """Append the outcome bound to ``intent`` (fsynced) before it is reported anywhere."""
+        self._d.audit.append(OutcomeRecord.for_intent(intent, _outcome(status, detail, output)))
 
     def _record_refused_call(self, call: ToolCall, verdict: Verdict, detail: str) -> None:
         """Refused before a draft existed (the path guard stopped preparation): there is no action to bind,
@@ -292,19 +344,9 @@ class ToolCallPipeline:
         status: OutcomeStatus,
         *,
         detail: str = "",
-        output: ToolOutput | None = None,
     ) -> None:
-        """Append the action's one audit record (fsynced) before its outcome is reported anywhere."""
+        """Append the one record of an action that does not run (denied, rejected), fsynced."""
         d = self._d
-        if output is not None:
-            outcome = AuditOutcome.with_output(
-                status,
-                output.text,
-                exit_code=output.data.get("exit_code"),
-                detail=detail or output.text[:200],
-            )
-        else:
-            outcome = AuditOutcome(status=status, detail=detail)
         d.audit.append(
             AuditRecord(
                 surface=d.surface,
@@ -313,7 +355,7 @@ class ToolCallPipeline:
                 action=draft,
                 verdict=verdict,
                 approval=approval,
-                outcome=outcome,
+                outcome=_outcome(status, detail, None),
             )
         )
 
@@ -338,6 +380,34 @@ class ToolCallPipeline:
             data=data or {},
         )
         return CallResult(message=Message.tool_result(call, text, is_error=status != "ok"), status=status)
+
+
+def _outcome(status: OutcomeStatus, detail: str, output: ToolOutput | None) -> AuditOutcome:
+    if output is None:
+        return AuditOutcome(status=status, detail=detail)
+    return AuditOutcome.with_output(
+        status, output.text, exit_code=output.data.get("exit_code"), detail=detail or output.text[:200]
+    )
+
+
+def _file_images(workspace: Path, draft: PreparedActionDraft) -> tuple[FileImages, ...]:
+    """Every file a file change (or a set of them) may change, with the content it holds and will hold."""
+    payload = draft.payload
+    if isinstance(payload, FileChange):
+        changes: tuple[FileChange, ...] = (payload,)
+    elif isinstance(payload, FileChangeSet):
+        changes = payload.changes
+    else:
+        return ()
+    return tuple(
+        FileImages(
+            path=image.path,
+            pre_image_sha256=image.pre_image_sha256.lower() if image.pre_image_sha256 else None,
+            post_image_sha256=image.post_image_sha256,
+            delete=image.delete,
+        )
+        for image in expected_images(workspace, changes)
+    )
 
 
 def _refusal_text(approval: ApprovalResponse, feedback: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Literal
 
 from seepient.approval import ApprovalBroker, Approver, ScopeFinder
 from seepient.audit.log import AuditLog
+from seepient.audit.signing import CheckpointSigner
 from seepient.config import SeepientPaths, Settings, SettingsError, load_settings
 from seepient.config.settings import normalise_mode
 from seepient.context.manager import ConversationContext
@@ -38,6 +40,7 @@ from seepient.protocol import (
 from seepient.runtime.edit_diagnostics import EditDiagnostics
 from seepient.runtime.events import EventListener, EventStream
 from seepient.runtime.hooks import FunctionHook, HookRunner
+from seepient.runtime.interrupted import close_interrupted
 from seepient.runtime.loop import PLAN_APPROVED_PROMPT, AgentLoop, TurnOutcome
 from seepient.runtime.mcp import SessionMcp
 from seepient.runtime.pipeline import CallResult, PipelineDeps, ToolCallPipeline
@@ -124,6 +127,25 @@ class SessionOptions:
     """Whether the workspace's project settings are trusted: ``None`` lets the user's trust store decide (by
     the hash of the settings file as loaded); the server passes its own decision (``trustedRoots``). Nothing
     else, ``auto_approve`` included, trusts a project."""
+
+
+def _audit_key_and_witness(
+    settings: Settings, paths: SeepientPaths, workspace: Path
+) -> tuple[CheckpointSigner, Path | None]:
+    """The audit signing key (loaded at the first record) and the witness, refused inside the workspace: the
+    model can read and write there, and a key it can read signs nothing it could not forge. Seepient's home
+    is the exception (a workspace may contain it, e.g. the home folder): policy refuses every tool there and
+    the jail hides it."""
+    key = settings.audit.signing_key(paths)
+    witness = settings.audit.witness()
+    home = Path(os.path.realpath(paths.home))
+    for what, path in (("audit.signingKeyPath", key), ("audit.witnessPath", witness)):
+        if path is None:
+            continue
+        resolved = Path(os.path.realpath(path))
+        if resolved.is_relative_to(workspace) and not resolved.is_relative_to(home):
+            raise SettingsError(f"{what} {path} is inside the workspace {workspace}; keep it outside")
+    return CheckpointSigner(key), witness
 
 
 class Session:
@@ -256,11 +278,16 @@ class Session:
             foreign_config_allowed=policy.user_allows_workspace_write,
         )
         host_reads = executor
+        signer, witness = _audit_key_and_witness(settings, paths, workspace)
         audit = (
-            options.subagent.audit_log(paths.audit_log, options.principal)
+            options.subagent.audit_log(
+                paths.audit_log, options.principal, signer=signer, witness_path=witness
+            )
             if options.subagent is not None
-            else AuditLog(paths.audit_log, principal=options.principal)
+            else AuditLog(paths.audit_log, principal=options.principal, signer=signer, witness_path=witness)
         )
+        # A sub-agent's parent already looked; a top-level session closes what earlier runs left interrupted.
+        interrupted = close_interrupted(audit, session_id, workspace) if options.subagent is None else None
         if settings.execution.backend == "docker-worker":
             # Worker mode: shell commands and file commits go to the scheduler; this process only reads.
             from seepient.execution.docker_worker import DockerWorkerExecutor
@@ -329,6 +356,15 @@ class Session:
         todo_tool = registry.get(TodoWriteTool.name)
         if isinstance(todo_tool, TodoWriteTool):
             todo_tool.bind(lambda items: events.emit(TodoUpdated, items=items))
+        if interrupted is not None and (interrupted.lines or interrupted.problem):
+            context.assembled = dataclasses.replace(
+                context.assembled,
+                warnings=(
+                    *context.assembled.warnings,
+                    *(ContextWarning("audit log", line) for line in interrupted.lines),
+                    *((ContextWarning("audit log", interrupted.problem),) if interrupted.problem else ()),
+                ),
+            )
         if settings.project is not None and options.subagent is None:
             project = settings.project
             context.assembled = dataclasses.replace(

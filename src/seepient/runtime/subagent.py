@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from seepient.approval import Approver
 from seepient.audit.log import AuditEntry, AuditLog
-from seepient.audit.record import AuditRecord
+from seepient.audit.record import SessionRecord
 from seepient.config import SeepientPaths, Settings, SettingsError
 from seepient.config.settings import PermissionSources, normalise_mode
 from seepient.policy.delegation import (
@@ -78,19 +78,23 @@ class SubagentSpec:
     tools: tuple[str, ...]
     approval_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    def audit_log(self, path: Path, principal: str | None) -> AuditLog:
-        return ChildAuditLog(path, principal=principal, parent_session_id=self.parent_session_id)
+    def audit_log(self, path: Path, principal: str | None, **log_options: Any) -> AuditLog:
+        return ChildAuditLog(
+            path, principal=principal, parent_session_id=self.parent_session_id, **log_options
+        )
 
 
 class ChildAuditLog(AuditLog):
     """The parent's audit log as a sub-agent writes to it: every record names the parent session."""
 
-    def __init__(self, path: Path, *, principal: str | None, parent_session_id: str) -> None:
-        super().__init__(path, principal=principal)
+    def __init__(
+        self, path: Path, *, principal: str | None, parent_session_id: str, **log_options: Any
+    ) -> None:
+        super().__init__(path, principal=principal, **log_options)
         self.parent_session_id = parent_session_id
 
-    def append(self, record: AuditRecord | Mapping[str, Any]) -> AuditEntry:
-        if isinstance(record, AuditRecord):
+    def append(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
+        if isinstance(record, SessionRecord):
             if record.parent_session_id is None:
                 record = record.model_copy(update={"parent_session_id": self.parent_session_id})
         elif record.get("parent_session_id") is None:

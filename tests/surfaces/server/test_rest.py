@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx2
 
+from tests.audit_view import merge_actions
 from tests.surfaces.server.conftest import Served, start
 
 
@@ -90,7 +91,7 @@ async def test_a_turn_with_an_approval_answered_over_rest(served: Served) -> Non
     assert (served.workspace / "out.txt").read_text() == "hi\n"
     assert detail["turns"][0]["status"] == "completed" and detail["turns"][0]["reply"] == "Wrote it."
     assert [m["role"] for m in detail["messages"]] == ["user", "assistant", "tool", "assistant"]
-    audit = [json.loads(line) for line in (served.home / "audit.log").read_text().splitlines()]
+    audit = merge_actions([json.loads(line) for line in (served.home / "audit.log").read_text().splitlines()])
     action = [r for r in audit if r.get("type") == "action"][-1]
     assert action["principal"] == "alice" and action["surface"] == "server"
     assert action["session_id"] == session_id

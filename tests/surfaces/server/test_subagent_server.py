@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx2
 
+from tests.audit_view import merge_actions
 from tests.surfaces.server.conftest import Served
 from tests.surfaces.server.test_rest import _create, _sse
 
@@ -66,7 +67,7 @@ async def test_a_sub_agents_approval_is_answered_over_rest(served: Served) -> No
     relayed = [e for e in events if e["type"] == "subagent_event"]
     assert relayed and relayed[-1]["event"]["type"] == "turn_completed"
     assert (served.workspace / "out.txt").read_text() == "hi\n"
-    audit = [json.loads(line) for line in (served.home / "audit.log").read_text().splitlines()]
+    audit = merge_actions([json.loads(line) for line in (served.home / "audit.log").read_text().splitlines()])
     child = [r for r in audit if r.get("parent_session_id") == session_id]
     assert [r["action"]["tool"] for r in child] == ["write_file"]
     assert child[0]["principal"] == "alice" and child[0]["approval"]["approved_by"] == "user:alice"

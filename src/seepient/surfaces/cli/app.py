@@ -9,12 +9,16 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from seepient import __version__
 from seepient.surfaces.cli import exit_codes
+
+if TYPE_CHECKING:
+    from seepient.config import SeepientPaths
+    from seepient.config.settings import AuditSettings
 
 app = typer.Typer(
     name="seepient",
@@ -327,21 +331,64 @@ def audit_verify(
     log: Annotated[
         Path | None, typer.Option(help="The log to check (default: the audit log in SEEPIENT_HOME).")
     ] = None,
+    public_key: Annotated[
+        Path | None,
+        typer.Option(
+            "--public-key",
+            help="The audit signing key's public key (default: audit-signing.pub beside the key in "
+            "SEEPIENT_HOME/keys, or audit.signingKeyPath's).",
+        ),
+    ] = None,
+    witness: Annotated[
+        Path | None,
+        typer.Option(
+            help="A witness file to check the log against (default for the default log: audit.witnessPath)."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
-    """Check every record's hash chain and the head anchor; exit 0 when intact, 1 naming the first bad record."""
+    """Check every record's hash chain, the signed head checkpoint and the witness; list interrupted actions.
+
+    Exit 0 when intact (interrupted actions are listed but are not tampering), 1 naming the first bad record."""
+    from seepient.audit.signing import public_key_path
     from seepient.audit.verify import format_report, verify_log
     from seepient.config import SeepientPaths
 
-    path = log or SeepientPaths.from_env().audit_log
-    report = verify_log(path)
+    paths = SeepientPaths.from_env()
+    audit = _user_audit_settings(paths)
+    path = log or paths.audit_log
+    if public_key is None:
+        default_key = public_key_path(audit.signing_key(paths))
+        public_key = default_key if default_key.exists() else None
+    if witness is None and log is None:
+        witness = audit.witness()
+    report = verify_log(path, public_key=public_key, witness=witness)
     if json_output:
-        typer.echo(
-            json.dumps(report.model_dump(mode="json") if hasattr(report, "model_dump") else vars(report))
-        )
+        typer.echo(json.dumps(report.model_dump(mode="json")))
     else:
         typer.echo(format_report(report))
     raise typer.Exit(exit_codes.OK if report.ok else exit_codes.FAILED)
+
+
+def _user_audit_settings(paths: SeepientPaths) -> AuditSettings:
+    """The ``audit`` block of the user's and the managed settings (a project's never counts for the audit)."""
+    from seepient.config.settings import AuditSettings, managed_settings_path
+
+    merged: dict[str, Any] = {}
+    for source in (paths.user_settings, managed_settings_path()):
+        try:
+            data = json.loads(Path(source).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            raise _fail(f"{source}: cannot read settings ({exc})") from None
+        block = data.get("audit") if isinstance(data, dict) else None
+        if isinstance(block, dict):
+            merged.update(block)
+    try:
+        return AuditSettings.model_validate(merged)
+    except ValueError as exc:
+        raise _fail(f"audit settings: {exc}") from None
 
 
 def _register_commands() -> None:
