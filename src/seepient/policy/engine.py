@@ -157,6 +157,7 @@ class PolicyEngine:
         home: Path | None = None,
         sources: PermissionSources | None = None,
         net_policy: AddressPolicy | None = None,
+        protected: Sequence[Path] = (),
     ) -> None:
         """``permissions`` as loaded by ``load_settings`` carries its sources (file and position of every
         rule); ``sources`` overrides them. ``net_policy`` is the fetch address policy of the ``net`` settings
@@ -166,7 +167,11 @@ class PolicyEngine:
         self.net_policy = net_policy or AddressPolicy()
         self.rules = RuleSet.from_sources(sources if sources is not None else permissions.rule_sources)
         self._guard = PathGuard(
-            workspace, seepient_home=seepient_home, home=home, foreign_allowed=self.user_allows_write
+            workspace,
+            seepient_home=seepient_home,
+            home=home,
+            foreign_allowed=self.user_allows_write,
+            extra_protected=protected,
         )
         self.mode = resolve_mode(mode)
         if self.mode in self.rules.disabled_modes:

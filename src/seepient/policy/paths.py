@@ -216,6 +216,7 @@ class PathGuard:
         home: Path | None = None,
         shell_scratch: Iterable[Path] = (),
         foreign_allowed: Callable[[str], bool] | None = None,
+        extra_protected: Iterable[Path] = (),
     ) -> None:
         """``foreign_allowed`` answers, for a resolved path in the workspace, whether a user-level rule lets
         the model write that configuration file of another program (``config/sensitive_paths.py``)."""
@@ -226,7 +227,10 @@ class PathGuard:
         self.home = Path(_lexical(str(Path(home).absolute() if home is not None else Path.home())))
         self.seepient_home = Path(_lexical(str(Path(seepient_home).expanduser().absolute())))
         self._sensitive, self._protected = build_locations(
-            home=self.home, seepient_home=self.seepient_home, workspace=self.workspace
+            home=self.home,
+            seepient_home=self.seepient_home,
+            workspace=self.workspace,
+            extra_protected=tuple(Path(p) for p in extra_protected),
         )
         # Opt-in: where every shell command is known to run in a sandbox with a private /tmp, shell
         # writes there never reach the host and may be allowed. Off by default (invariant 2 is literal),

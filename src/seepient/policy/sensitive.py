@@ -99,9 +99,10 @@ def _from_table(entry: SensitivePath, base: str = "") -> SensitiveLocation:
 
 
 def build_locations(
-    *, home: Path, seepient_home: Path, workspace: Path
+    *, home: Path, seepient_home: Path, workspace: Path, extra_protected: Sequence[Path] = ()
 ) -> tuple[LocationIndex, LocationIndex]:
-    """The sensitive index and the self-protected index for one workspace, home and Seepient home."""
+    """The sensitive index and the self-protected index for one workspace, home and Seepient home;
+    ``extra_protected`` are more of Seepient's own files kept elsewhere (an audit key, a witness)."""
     sensitive = [_from_table(entry) for entry in (*ETC_SECRETS, *PROCESS_AND_DEVICE_SECRETS, *HOST_SOCKETS)]
     for spelling in _spellings(Path(f"/proc/{os.getpid()}")):
         sensitive.append(_location(spelling, "the Seepient process's own environment and memory"))
@@ -117,6 +118,10 @@ def build_locations(
     protected: list[SensitiveLocation] = []
     for spelling in _spellings(seepient_home):
         protected.append(_location(spelling, seepient_reason))
+    for extra in extra_protected:
+        for spelling in _spellings(extra):
+            sensitive.append(_location(spelling, seepient_reason))
+            protected.append(_location(spelling, seepient_reason))
     for spelling in _spellings(workspace / ".seepient") | {f"{s}/.seepient" for s in _spellings(workspace)}:
         protected.append(_location(spelling, "the project's Seepient settings, grants and hooks"))
     return LocationIndex(sensitive, home_bases=home_bases), LocationIndex(protected)

@@ -247,6 +247,10 @@ class Session:
             net_policy = policy_from_settings(settings.net)
         except ValueError as exc:
             raise SettingsError(f"settings: net: {exc}") from None
+        # Seepient's own files kept outside its home (an audit key, a witness) are as unreadable to the
+        # model, and as invisible in the jail, as the home itself.
+        own_files = [p for p in (settings.audit.signing_key(paths), settings.audit.witness()) if p is not None]
+        own_files += [p.with_name(p.name + ".pub") for p in own_files[:1]]
         policy = PolicyEngine(
             workspace,
             seepient_home=paths.home,
@@ -254,6 +258,7 @@ class Session:
             permissions=settings.permissions,
             sources=options.subagent.sources if options.subagent is not None else None,
             net_policy=net_policy,
+            protected=own_files,
         )
         executor = LocalExecutor(
             workspace,
@@ -274,7 +279,7 @@ class Session:
             lsp_request_timeout_s=settings.lsp.request_timeout_ms / 1000,
             lsp_diagnostics_wait_s=settings.lsp.diagnostics_wait_ms / 1000,
             jail_readable=[Path(p).expanduser() for p in settings.execution.sandbox_readable],
-            jail_hidden=[Path(p).expanduser() for p in settings.execution.sandbox_hidden],
+            jail_hidden=[*(Path(p).expanduser() for p in settings.execution.sandbox_hidden), *own_files],
             foreign_config_allowed=policy.user_allows_workspace_write,
         )
         host_reads = executor
