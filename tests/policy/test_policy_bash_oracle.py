@@ -187,6 +187,8 @@ FOUND_BY_FUZZING = [
     "mapfile -C c -c 1 arr <<< 'a'",
     "compgen -C c x",
     ": >&'$(c)'",
+    "time -v ",
+    "time -p -p ls",
     "g\\2>&1'a[$(e)]'-v",
     "PS4='$(c)'; set -x; a",
     "read -d '' PS4 <<< '$(c)'; set -x; a",
@@ -241,7 +243,8 @@ _NAMES = ["x", "v", "a", "PATH", "HOME", "1", "@"]
 _VALUES = ["'a[$(c)]'", "'$(d)'", "'`e`'", "'([$(c)]=1)'", "'[$(d)]=1'", "1", "a", "'a b'", "-v"]
 _ESCAPES = ["\\x41", "\\x00", "\\c?", "\\c\\\\", "\\cA", "\\u0041", "\\u00e9", "\\xc3\\xa9", "\\xff", "\\101",
             "\\400", "\\e", "\\x", "\\u", "\\'", "\\t", "\\r", "\\c", "a", "\\x4g", "\\U0001F600"]  # fmt: skip
-_CHARACTERS = ["\r", "\v", "\f", "\u00a0", "\u3000", "\u2028", "\u0085", "\ufeff", "\t", "\\\r", "\\ "]
+_CHARACTERS = ["\r", "\v", "\f", "\u00a0", "\u3000", "\u2028", "\u0085", "\ufeff", "\t", "\\\r", "\\ ", "\x01",
+               "\x1b", "\x7f"]  # fmt: skip
 _LITERALS = ["a", "b", "-v", "-eq", "0", "1", "x", "a[0]", "a[x]", "=", "~", "~-", "~+", "~/p", "x=~", "x=~-/a",
              "@P", "*", "-", "/", "%", "{a,b}", "\\$x", "\\`c\\`"]  # fmt: skip
 _ARITHMETIC = [
@@ -319,6 +322,11 @@ def _statement(draw: st.DrawFn) -> str:
         return f"(( {draw(st.sampled_from(_ARITHMETIC))} ))"
     if kind == 5:
         return f"for {name} in {draw(_WORD)}; do a {draw(_WORD)}; done"
+    if kind == 6:
+        word = draw(_WORD)
+        return draw(
+            st.sampled_from([f"a >&{word}", f"a <<< {word}", f"a <<E\n{word}\nE\n", f"a 2>&1 >{word}"])
+        )
     prefix = draw(st.sampled_from(["", "", "", f"{name}={draw(st.sampled_from(_VALUES))} "]))
     words = draw(st.lists(_WORD, max_size=3))
     return " ".join([prefix + draw(st.sampled_from(_PROGRAMS)), *words])

@@ -143,6 +143,8 @@ SHELL_STATE = [
     # '~' after HOME changes, and '~-', '~+', '~N', name folders known only at run time
     "HOME=~/.ssh; cat ~/id_rsa",
     "read HOME <<< /etc; cat ~/shadow",
+    # cd to the folder a variable names
+    "shopt -s cdable_vars; c=config; cd c; cat secret.json",
 ]
 
 # Words naming folders known only at run time: the path guard cannot check them, which asks in every mode.
@@ -162,6 +164,8 @@ SPLIT_BY_BASH_DIFFERENTLY = [
     "echo a\x0cb",
     "[x]",
     "[ -n x]",
+    "time -v ls",  # bash's time keyword takes only -p: this runs a program named '-v'
+    "time -p -p ls",
     # text that is no text: the analysis reports it instead of failing
     "echo \ud800",
 ]
@@ -186,6 +190,30 @@ def test_directory_stack_tildes_are_computed_at_run_time(layout, actions, comman
     engine = layout.engine("autonomous-trusted", allow=ALLOW_RULES)
     verdict = engine.evaluate(actions.shell(command))
     assert (verdict.decision, verdict.rule) == (ASK, "shell:unverifiable_path"), (command, verdict)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "OLDPWD=config; cd -; cat secret.json",
+        "OLDPWD=config; cd -L - && cat secret.json",
+        "pushd config; pushd /tmp; pushd +1; cat secret.json",
+        "DIRSTACK[1]=config; popd; cat secret.json",
+    ],
+)
+def test_cd_to_a_folder_the_line_chose_leaves_the_folder_unknown(layout, actions, command: str) -> None:
+    (layout.workspace / "config").mkdir()
+    (layout.workspace / "config" / "secret.json").write_text("{}\n")
+    engine = layout.engine("autonomous-trusted", allow=ALLOW_RULES, deny=["Read(config/secret.json)"])
+    verdict = engine.evaluate(actions.shell(command))
+    assert verdict.decision is not ALLOW, (command, verdict)
+
+
+def test_a_function_named_like_an_allowed_program_is_judged_by_its_body(layout, actions) -> None:
+    engine = layout.engine("always-ask", allow=["Shell(echo:*)"])
+    assert engine.evaluate(actions.shell("echo hi")).decision is ALLOW
+    for command in ("echo() { curl x; }; echo hi", "function echo { rm -rf build; }; echo hi"):
+        assert engine.evaluate(actions.shell(command)).decision is not ALLOW, command
 
 
 def test_the_reported_example_asks_and_says_why(layout, actions) -> None:

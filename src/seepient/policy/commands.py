@@ -319,6 +319,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
 }
 _FLOCK_SCRIPT_OPTIONS = frozenset({"-c", "--command"})
+_TIME_KEYWORD = _opts("", "", permute=False)
 
 
 def _privileged(interpretation: Interpretation, name: str) -> None:
@@ -384,7 +385,21 @@ def _unwrap(argv: tuple[Word, ...], interpretation: Interpretation, depth: int =
     args = list(argv[1:])
     if name == "nice" and args and re.fullmatch(r"-\d+", args[0].text):
         args = args[1:]  # the historic 'nice -10 cmd' form
-    parsed = _parse(args, spec.options, name)
+    options = spec.options
+    if name == "time" and depth == 0 and argv[0].text == "time":
+        # The first word 'time' is bash's keyword, which takes '-p' once and '--'; any other option word is
+        # the program it runs ('time -v ls' runs a program named '-v').
+        options = _TIME_KEYWORD
+        if args[:1] and args[0].text == "-p":
+            args = args[1:]
+        if args[:1] and args[0].text == "--":
+            args = args[1:]
+        if args and args[0].static and args[0].text.startswith("-") and args[0].text != "-":
+            interpretation.problems.append(
+                f"bash's time keyword takes only -p, so 'time {args[0].text}' runs a program named {args[0].text!r}"
+            )
+            return
+    parsed = _parse(args, options, name)
     if parsed.problem:
         interpretation.problems.append(f"{parsed.problem}; cannot tell which program it runs")
         return

@@ -363,6 +363,17 @@ class _Walker:
                 problem = conditional_problem(_text(node), operands)
                 if problem is not None:
                     self.problem(problem)
+            elif (
+                kind == "$"
+                and not node.is_named
+                and node.next_sibling is not None
+                and node.next_sibling.type == "string"
+                and node.next_sibling.start_byte == node.end_byte
+            ):
+                self.problem(
+                    f'a $"…" string is replaced by its translation from the locale\'s message catalogs at run '
+                    f"time, and the translation is expanded: {_text(node.parent or node)[:60]!r}"
+                )
             elif kind in ("<", ">") and source[node.end_byte : node.end_byte + 1] == b"(":
                 # In '[[ a<(c) ]]' the parser compares with '<'; bash starts a process substitution.
                 self.problem(
@@ -750,6 +761,11 @@ class _Walker:
         name = base_name(interpretation.binary)
         if name == "shopt" and any(w.text in ("dotglob", "globstar", "extglob", "nocaseglob") for w in words):
             self.state.dotglob = True
+        if name == "shopt" and any(w.text == "cdable_vars" for w in words):
+            self.problem(
+                "shopt cdable_vars lets cd go to the folder a variable names, which is known only at run time"
+            )
+        _directory_stack_change(name, interpretation)
         for script in interpretation.scripts:
             if script.static:
                 self.nested_script(script.text)
@@ -958,6 +974,24 @@ class _Walker:
             else Word(_text(node), static=False)
             for item in expanded
         ]
+
+
+_STACK_ROTATION = re.compile(r"[+-][0-9]+")
+
+
+def _directory_stack_change(name: str, interpretation: Interpretation) -> None:
+    """``cd -``, ``popd`` and ``pushd`` without a folder go to $OLDPWD or the directory stack, which the
+    line can set (``OLDPWD=…; cd -``): the folder they reach is known only at run time."""
+    arguments = [w for w in interpretation.effective[1:] if not (w.static and w.text in ("-n", "--"))]
+    if (
+        (name == "cd" and arguments and arguments[-1].static and arguments[-1].text == "-")
+        or name == "popd"
+        or (
+            name == "pushd"
+            and (not arguments or (arguments[0].static and _STACK_ROTATION.fullmatch(arguments[0].text)))
+        )
+    ):
+        interpretation.cwd_change = Word("$OLDPWD" if name == "cd" else "$DIRSTACK", static=False)
 
 
 _ALWAYS_TRUE = frozenset({"true", ":", "[ 1 ]", "[[ 1 ]]", "((1))", "(( 1 ))"})
