@@ -187,6 +187,7 @@ FOUND_BY_FUZZING = [
     "mapfile -C c -c 1 arr <<< 'a'",
     "compgen -C c x",
     ": >&'$(c)'",
+    "a >&'`e`'$((1))",
     "time -v ",
     "time -p -p ls",
     "g\\2>&1'a[$(e)]'-v",

@@ -146,6 +146,12 @@ def analyse_command(
             state.problems.append(
                 "sets HOME and expands '~', so '~' names a folder other than the one checked here"
             )
+        for name in dict.fromkeys(state.compound):
+            if name in state.arrays or name in _SPECIAL_ARRAYS:
+                state.problems.append(
+                    f"a declaration gives the array {name} a value computed at run time (or written '(…)'), "
+                    "which bash reads as a compound assignment whose subscripts it evaluates"
+                )
     capabilities: set[Capability] = set()
     for facts in state.facts:
         capabilities |= facts.capabilities
@@ -175,6 +181,13 @@ def analyse_command(
         dotglob=state.dotglob,
         sets_variables=state.sets_variables,
     )
+
+
+# Arrays bash itself keeps: a declaration that assigns one reads its value as a compound assignment.
+_SPECIAL_ARRAYS = frozenset(
+    "BASH_ALIASES BASH_ARGC BASH_ARGV BASH_CMDS BASH_LINENO BASH_REMATCH BASH_SOURCE BASH_VERSINFO COMP_WORDS "
+    "COPROC DIRSTACK FUNCNAME GROUPS MAPFILE PIPESTATUS".split()
+)
 
 
 def _encodable(text: str) -> bool:
@@ -219,6 +232,8 @@ class _State:
     runs_unseen: bool = False
     home_assigned: bool = False
     tilde: bool = False
+    arrays: set[str] = field(default_factory=set)
+    compound: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -576,11 +591,14 @@ class _Walker:
         self.assigned(
             _text(name_node) if name_node is not None else "",
             _text(value).strip("'\"") if value is not None else "",
+            array=value is not None and value.type == "array",
         )
 
-    def assigned(self, name: str, value: str | None) -> None:
+    def assigned(self, name: str, value: str | None, *, array: bool = False) -> None:
         """Check one variable the line assigns (or unsets); ``value`` is None when known only at run time."""
         base = name_of(name)
+        if array or "[" in name:
+            self.state.arrays.add(base)
         if base in SHELL_STATE_VARIABLES:
             self.problem(
                 f"sets {base}, which changes which program later names run or how the shell reads them"
@@ -598,10 +616,7 @@ class _Walker:
             if not stage or not stage[0].static:
                 continue
             found = builtin_assignments(stage)
-            self.state.problems.extend(found.problems)
-            for name, value in found.names:
-                self.state.sets_variables = True
-                self.assigned(name, value)
+            self.effects(found)
 
     def check_one_line(self, node: Node) -> None:
         """bash ends a simple command at an unquoted newline, so a command whose words span one was misparsed.
@@ -645,11 +660,17 @@ class _Walker:
             found = builtin_assignments(tuple(words))
         else:
             declaration_assignments(program, words[1:], found, arrays=arrays)
-        self.state.problems.extend(found.problems)
+        self.effects(found)
         self.state.sets_variables = True
-        for name, value in found.names:
-            self.assigned(name, value)
         self.record(tuple(words), interpret(tuple(words)), redirects=[])
+
+    def effects(self, found: Assignments) -> None:
+        self.state.problems.extend(found.problems)
+        self.state.arrays.update(name_of(name) for name in found.arrays)
+        self.state.compound.extend(name_of(name) for name in found.compound)
+        for name, value in found.names:
+            self.state.sets_variables = True
+            self.assigned(name, value)
 
     def assignment_word(self, node: Node) -> tuple[Word, bool]:
         """A ``name=value`` argument of a declaration as bash passes it, and whether its value is an array."""
@@ -903,10 +924,11 @@ class _Walker:
         target = words[0] if len(words) == 1 else Word(" ".join(_text(d) for d in destinations), static=False)
         if operator in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
             return _Redirect(operator, target.text, fd)
-        if operator == ">&" and target.static and any(ch in target.text for ch in "$`\\'\""):
+        if operator == ">&" and (not target.static or any(ch in target.text for ch in "$`\\'\"")):
             # bash turns '>&word' into '&>word' and expands the word's value a second time.
             self.problem(
-                f"the target of '>&' is expanded twice by bash, which runs code in it: {target.text!r}"
+                "bash expands the target of '>&' a second time when it is no number, which runs code in it: "
+                f"{target.text!r}"
             )
         write = operator in _WRITE_OPERATORS or operator == ">&"
         if operator == "<&":
@@ -1479,8 +1501,10 @@ _STACK_TILDE = re.compile(r"[+-]|[+-]?[0-9]+")
 def _names_a_directory_stack_entry(chars: _Chars) -> bool:
     """``~+``, ``~-`` and ``~N`` expand to $PWD, $OLDPWD and the directory stack: folders known only at run
     time. bash expands them at the start of a word and after ``=`` or ``:`` in an assignment-like word."""
-    starts = [0]
     text = "".join(c for c, _ in chars)
+    if "~" not in text:
+        return False
+    starts = [0]
     equals = text.find("=")
     if equals > 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text[:equals]) and not chars[equals][1]:
         starts.extend(

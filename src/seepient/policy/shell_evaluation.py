@@ -54,6 +54,11 @@ class Assignments:
 
     names: list[tuple[str, str | None]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    arrays: list[str] = field(default_factory=list)
+    """Names the builtin makes arrays (``declare -a``, ``read -a``, ``mapfile``)."""
+    compound: list[str] = field(default_factory=list)
+    """Names given a value that bash reads as a compound assignment (``(…[$(id)]=1)``, whose subscripts it
+    evaluates) when the name is an array: a value computed at run time, or one written ``'(…)'``."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,8 @@ def _name_builtin(program: str, spec: _NameBuiltin, args: list[Word], found: Ass
                 found.problems.append(f"{program} -{letter} runs {value.text!r} as shell code")
             if letter in spec.name_options:
                 _assign_name(program, value, found)
+                if program == "read":
+                    found.arrays.append(value.text)
             break
     options = args[: len(args) - len(operands)]
     if program == "unset" and any(w.text.startswith("-") and "f" in w.text for w in options):
@@ -154,6 +161,8 @@ def _name_builtin(program: str, spec: _NameBuiltin, args: list[Word], found: Ass
     names = {"all": operands, "first": operands[:1], "second": operands[1:2]}.get(spec.operands, [])
     for word in names:
         _assign_name(program, word, found)
+    if program in ("mapfile", "readarray"):
+        found.arrays.append(names[0].text if names else "MAPFILE")
 
 
 def _assign_name(program: str, word: Word, found: Assignments) -> None:
@@ -175,11 +184,12 @@ def declaration_assignments(
 ) -> None:
     """``declare`` and kin: every ``name=value`` word they assign and the attributes that evaluate later.
 
-    A value computed at run time may be a compound array assignment (``(…[$(id)]=1)``) whose subscripts
-    bash evaluates; ``export`` never reads a value that way. ``arrays`` marks the words whose value is an
-    array the parser read (``a=(1 2)``), whose subscripts the caller checks.
+    When the name is an array, bash reads a value computed at run time (or one written ``'(…)'``) as a
+    compound assignment; ``export`` never does. ``arrays`` marks the words whose value is an array the
+    parser read (``a=(1 2)``), whose subscripts the caller checks.
     """
     options_done = False
+    makes_arrays = False
     for position, word in enumerate(args):
         text = word.text
         if not options_done and word.static and text[:1] in ("-", "+") and text not in ("-", "+"):
@@ -192,6 +202,7 @@ def declaration_assignments(
                         found.problems.append(
                             f"{program} {text} gives a variable {what}, so later uses of it evaluate values"
                         )
+                makes_arrays = makes_arrays or "a" in text[1:] or "A" in text[1:]
             continue
         options_done = True
         name, equals, value = text.partition("=")
@@ -206,19 +217,17 @@ def declaration_assignments(
                 f"{program} is given {name!r} as a variable name; bash evaluates what is inside its brackets"
             )
             continue
+        literal_array = position < len(arrays) and arrays[position]
+        if makes_arrays or literal_array:
+            found.arrays.append(name)
         if not equals:
             if program != "export":
                 found.names.append((name, None))
             continue
-        if position < len(arrays) and arrays[position]:
-            found.names.append((name, None))
-            continue
-        if program != "export" and (not word.static or value.startswith("(")):
-            found.problems.append(
-                f"{program} {name}={value[:40]} may be an array assignment, whose subscripts bash evaluates"
-            )
-            continue
-        found.names.append((name, value if word.static else None))
+        written_compound = value.startswith("(") and any(ch in value for ch in "$`[<>")
+        if not literal_array and program != "export" and (not word.static or written_compound):
+            found.compound.append(name)
+        found.names.append((name, value if word.static and not literal_array else None))
 
 
 def test_names(program: str, args: Sequence[Word], found: Assignments) -> None:
