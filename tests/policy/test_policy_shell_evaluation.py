@@ -266,6 +266,8 @@ def test_plain_expansions_stay_covered_by_an_allow_rule(layout, actions, command
         "a=([0]=x [1]=y); unset a x",
         "for f in *.py; do echo $f; done",
         "x=$((2#101)); (( 1 )); let 1+2",
+        '[[ $# -eq 0 ]] && (( $? == 0 )) && [[ "$#" -lt 3 ]]; echo $(( ${#x} + 1 ))',
+        "echo ${a[0]:1:2} ${x: -1} ${@:2}",
         "getopts ab opt",
         "cmd & wait $!",
     ],
@@ -301,6 +303,10 @@ def test_wait_on_a_computed_job_is_unresolved_since_its_options_may_name_a_varia
         ("1e5", False),
         ("0x", False),
         ("\\1", False),
+        ("$# + ${#x} * ${#a[@]} - $?", True),  # always numbers
+        ("$1", False),
+        ("${#a[x]}", False),
+        ("$#x", False),
     ],
 )
 def test_constant_arithmetic(text: str, constant: bool) -> None:

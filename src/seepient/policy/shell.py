@@ -366,7 +366,8 @@ class _Walker:
                         "code a value holds; only a number, @ or * is trusted"
                     )
             elif kind == "arithmetic_expansion":
-                self.check_arithmetic(node, _between(node, "$((", "))") or _between(node, "$[", "]"))
+                inner = _between(node, "$((", "))")
+                self.check_arithmetic(node, inner if inner is not None else _between(node, "$[", "]"))
             elif kind == "compound_statement" and children and children[0].type == "((":
                 self.check_arithmetic(node, _between(node, "((", "))"))
             elif kind == "c_style_for_statement":
@@ -661,7 +662,6 @@ class _Walker:
         else:
             declaration_assignments(program, words[1:], found, arrays=arrays)
         self.effects(found)
-        self.state.sets_variables = True
         self.record(tuple(words), interpret(tuple(words)), redirects=[])
 
     def effects(self, found: Assignments) -> None:

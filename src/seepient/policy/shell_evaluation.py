@@ -17,6 +17,10 @@ from seepient.policy.commands import Word, base_name
 _NUMBER = re.compile(r"[0-9]+#[0-9A-Za-z@_]+|0[xX][0-9A-Fa-f]+|[0-9]+")
 _OPERATOR_CHARACTERS = frozenset("+-*/%<>=!&^|~?:,() \t\n")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The number of arguments, the last status, a process id, a length: expansions that are always digits.
+_NUMERIC_EXPANSION = re.compile(
+    r"\$[#?$!](?![A-Za-z0-9_#?$!{])|\$\{(?:[#?$!]|#[A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\])?)\}"
+)
 _SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(.*)\]", re.DOTALL)
 
 
@@ -25,7 +29,10 @@ def constant_arithmetic(text: str) -> bool:
 
     A name, an expansion or a subscript makes bash evaluate a value as an expression in turn, and an array
     subscript inside that value runs its command substitutions; only a constant expression is known harmless.
+    Expansions that are always a number (``$#``, ``$?``, ``${#name}``) count as numbers.
     """
+    if "$" in text:
+        text = _NUMERIC_EXPANSION.sub("0", text)
     return all(ch in _OPERATOR_CHARACTERS for ch in _NUMBER.sub(" ", text))
 
 
@@ -245,6 +252,8 @@ def conditional_problem(operator: str, operands: Sequence[str]) -> str | None:
     """The problem with one ``[[ … ]]`` test whose operands bash evaluates, or None."""
     if operator in _ARITHMETIC_TESTS:
         for text in operands:
+            if len(text) > 1 and text[0] == text[-1] == '"':
+                text = text[1:-1]  # quote removal comes before the arithmetic
             if not constant_arithmetic(text):
                 return f"[[ … {operator} … ]] evaluates {text!r} as arithmetic, which runs code a value holds"
     elif operator in _NAME_TESTS:
