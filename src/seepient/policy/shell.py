@@ -34,6 +34,7 @@ from seepient.policy.commands import (
 )
 from seepient.policy.paths import is_shell_sink
 from seepient.policy.shell_evaluation import (
+    ASSIGNING_BUILTINS,
     Assignments,
     arithmetic_problem,
     builtin_assignments,
@@ -342,68 +343,81 @@ class _Walker:
     def check_evaluation(self, source: bytes, root: Node) -> None:
         """Find every place bash would read a value as code: prompt expansion, indirection, arithmetic,
         subscripts, names some tests evaluate, and substitutions the parser left inside other text."""
+        if _MAY_EVALUATE.search(source) is None:
+            return  # none of these constructs can be written without one of those characters or words
         stack = [(root, False)]
         while stack:
             node, in_expansion = stack.pop()
             kind = node.type
-            if kind == "comment":
-                continue
-            if kind in ("raw_string", "ansi_c_string"):
+            if kind in _LITERAL_TOKENS:
                 # Inside "${x:-'…'}" single quotes are ordinary characters, so backquotes there run.
                 if in_expansion:
                     self.hidden_substitution(node, escapes=False)
                 continue
             children = node.children
-            if kind == "heredoc_redirect" and _quoted_heredoc(node):
-                children = [c for c in children if c.type != "heredoc_body"]
-            elif kind == "expansion":
-                self.check_expansion(node)
-            elif kind == "subscript":
-                index = _between(node, "[", "]")
-                if index is None or not plain_subscript(index):
-                    self.problem(
-                        f"the array subscript in {_text(node)[:60]!r} is evaluated as arithmetic, which runs "
-                        "code a value holds; only a number, @ or * is trusted"
-                    )
-            elif kind == "arithmetic_expansion":
-                inner = _between(node, "$((", "))")
-                self.check_arithmetic(node, inner if inner is not None else _between(node, "$[", "]"))
-            elif kind == "compound_statement" and children and children[0].type == "((":
+            if not children:
+                if kind in _TEXT_LEAVES and node.is_named:
+                    self.hidden_substitution(node, escapes=True)
+                elif kind in ("$", "<", ">") and not node.is_named:
+                    self.check_operator_token(source, node)
+                continue
+            if kind in _EVALUATING_NODES:
+                children = self.check_evaluating_node(kind, node, children)
+            nested = in_expansion or kind == "expansion"
+            stack.extend((child, nested) for child in children)
+
+    def check_evaluating_node(self, kind: str, node: Node, children: list[Node]) -> list[Node]:
+        """Check one node of a kind in which bash may evaluate a value; returns the children to walk."""
+        if kind == "heredoc_redirect":
+            if _quoted_heredoc(node):
+                return [c for c in children if c.type != "heredoc_body"]
+        elif kind == "expansion":
+            self.check_expansion(node)
+        elif kind == "subscript":
+            index = _between(node, "[", "]")
+            if index is None or not plain_subscript(index):
+                self.problem(
+                    f"the array subscript in {_text(node)[:60]!r} is evaluated as arithmetic, which runs "
+                    "code a value holds; only a number, @ or * is trusted"
+                )
+        elif kind == "arithmetic_expansion":
+            inner = _between(node, "$((", "))")
+            self.check_arithmetic(node, inner if inner is not None else _between(node, "$[", "]"))
+        elif kind == "compound_statement":
+            if children[0].type == "((":
                 self.check_arithmetic(node, _between(node, "((", "))"))
-            elif kind == "c_style_for_statement":
-                self.check_arithmetic(node, _between(node, "((", "))"))
-            elif kind == "array":
-                self.check_array(node)
-            elif kind == "test_operator" and node.parent is not None:
-                operands = [_text(c) for c in node.parent.named_children if c != node]
-                problem = conditional_problem(_text(node), operands)
+        elif kind == "c_style_for_statement":
+            self.check_arithmetic(node, _between(node, "((", "))"))
+        elif kind == "array":
+            self.check_array(node)
+        elif kind == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                self.state.sets_variables = True
+                self.assigned(_text(variable), None)
+        elif kind in ("binary_expression", "unary_expression"):
+            operator = next((c for c in children if c.type == "test_operator"), None)
+            if operator is not None:
+                operands = [_text(c) for c in node.named_children if c != operator]
+                problem = conditional_problem(_text(operator), operands)
                 if problem is not None:
                     self.problem(problem)
-            elif (
-                kind == "$"
-                and not node.is_named
-                and node.next_sibling is not None
-                and node.next_sibling.type == "string"
-                and node.next_sibling.start_byte == node.end_byte
-            ):
+        return children
+
+    def check_operator_token(self, source: bytes, node: Node) -> None:
+        after = source[node.end_byte : node.end_byte + 1]
+        if node.type == "$":
+            sibling = node.next_sibling
+            if sibling is not None and sibling.type == "string" and sibling.start_byte == node.end_byte:
                 self.problem(
                     f'a $"…" string is replaced by its translation from the locale\'s message catalogs at run '
                     f"time, and the translation is expanded: {_text(node.parent or node)[:60]!r}"
                 )
-            elif kind in ("<", ">") and source[node.end_byte : node.end_byte + 1] == b"(":
-                # In '[[ a<(c) ]]' the parser compares with '<'; bash starts a process substitution.
-                self.problem(
-                    f"bash reads {kind}( as a process substitution: {_text(node.parent or node)[:60]!r}"
-                )
-            elif kind == "for_statement":
-                variable = node.child_by_field_name("variable")
-                if variable is not None:
-                    self.state.sets_variables = True
-                    self.assigned(_text(variable), None)
-            elif node.is_named and not children and kind in _TEXT_LEAVES:
-                self.hidden_substitution(node, escapes=True)
-            nested = in_expansion or kind == "expansion"
-            stack.extend((child, nested) for child in children)
+        elif after == b"(":
+            # In '[[ a<(c) ]]' the parser compares with '<'; bash starts a process substitution.
+            self.problem(
+                f"bash reads {node.type}( as a process substitution: {_text(node.parent or node)[:60]!r}"
+            )
 
     def check_expansion(self, node: Node) -> None:
         parts = [c for c in node.children if c.type not in ("${", "}")]
@@ -462,9 +476,9 @@ class _Walker:
     def hidden_substitution(self, node: Node, *, escapes: bool) -> None:
         """A backquote, ``$(``, ``$[``, ``<(`` or ``>(`` inside text the parser did not read as a substitution:
         bash runs it."""
-        text = _text(node)
-        if not any(marker in text for marker in _SUBSTITUTION_MARKERS):
+        if _SUBSTITUTION_MARKER.search(node.text or b"") is None:
             return
+        text = _text(node)
         index = 0
         while index < len(text):
             ch = text[index]
@@ -614,7 +628,7 @@ class _Walker:
     def builtin_effects(self, stages: list[tuple[Word, ...]]) -> None:
         """Variables a builtin assigns, and names or arithmetic in it that bash would evaluate."""
         for stage in stages:
-            if not stage or not stage[0].static:
+            if not stage or not stage[0].static or stage[0].text not in ASSIGNING_BUILTINS:
                 continue
             found = builtin_assignments(stage)
             self.effects(found)
@@ -990,12 +1004,14 @@ class _Walker:
         expanded = _brace_expand(chars)
         if expanded is None:
             return [Word(_text(node), static=False)]
-        return [
-            Word("".join(c for c, _ in item), static=True, glob=_is_glob(item))
-            if not _names_a_directory_stack_entry(item)
-            else Word(_text(node), static=False)
-            for item in expanded
-        ]
+        if b"~" in (node.text or b""):
+            return [
+                Word("".join(c for c, _ in item), static=True, glob=_is_glob(item))
+                if not _names_a_directory_stack_entry(item)
+                else Word(_text(node), static=False)
+                for item in expanded
+            ]
+        return [Word("".join(c for c, _ in item), static=True, glob=_is_glob(item)) for item in expanded]
 
 
 _STACK_ROTATION = re.compile(r"[+-][0-9]+")
@@ -1004,6 +1020,8 @@ _STACK_ROTATION = re.compile(r"[+-][0-9]+")
 def _directory_stack_change(name: str, interpretation: Interpretation) -> None:
     """``cd -``, ``popd`` and ``pushd`` without a folder go to $OLDPWD or the directory stack, which the
     line can set (``OLDPWD=…; cd -``): the folder they reach is known only at run time."""
+    if name not in ("cd", "pushd", "popd"):
+        return
     arguments = [w for w in interpretation.effective[1:] if not (w.static and w.text in ("-n", "--"))]
     if (
         (name == "cd" and arguments and arguments[-1].static and arguments[-1].text == "-")
@@ -1020,8 +1038,26 @@ _ALWAYS_TRUE = frozenset({"true", ":", "[ 1 ]", "[[ 1 ]]", "((1))", "(( 1 ))"})
 
 
 _SUBSTITUTION_MARKERS = ("`", "$(", "$[", "<(", ">(")
+_SUBSTITUTION_MARKER = re.compile(rb"`|[$<>][(]|[$][\[]")
+# Every construct check_evaluation looks for is written with one of these.
+_MAY_EVALUATE = re.compile(rb"[$`\[<>]|[(][(]|for|select")
 # Named tokens whose text bash expands; a substitution hidden in one would run without being analysed.
 _TEXT_LEAVES = frozenset({"word", "string_content", "regex", "extglob_pattern", "number"})
+_LITERAL_TOKENS = frozenset({"comment", "raw_string", "ansi_c_string"})
+_EVALUATING_NODES = frozenset(
+    {
+        "heredoc_redirect",
+        "expansion",
+        "subscript",
+        "arithmetic_expansion",
+        "compound_statement",
+        "c_style_for_statement",
+        "array",
+        "for_statement",
+        "binary_expression",
+        "unary_expression",
+    }
+)
 
 
 def _between(node: Node, opening: str, closing: str) -> str | None:

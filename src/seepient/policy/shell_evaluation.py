@@ -90,6 +90,8 @@ _NAME_BUILTINS = {
     "compgen": _NameBuiltin("oAGWXPSFCV", runs_code="C"),
 }
 _DECLARATIONS = frozenset({"declare", "typeset", "local", "readonly", "export"})
+ASSIGNING_BUILTINS = frozenset({*_NAME_BUILTINS, *_DECLARATIONS, "let", "test", "["})
+"""The builtins ``builtin_assignments`` knows; any other command assigns no variable."""
 # Attributes that make a later use evaluate a value: integer variables evaluate every assignment as
 # arithmetic, and a name reference expands whatever name its value holds.
 _EVALUATING_ATTRIBUTES = {"i": "the integer attribute", "n": "a name reference"}
