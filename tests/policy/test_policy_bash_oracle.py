@@ -188,6 +188,8 @@ FOUND_BY_FUZZING = [
     "compgen -C c x",
     ": >&'$(c)'",
     "a >&'`e`'$((1))",
+    "a <<< $(c)\u3000",
+    "a <<< $((1))\u00a0 >$(c)\u3000",
     "time -v ",
     "time -p -p ls",
     "g\\2>&1'a[$(e)]'-v",

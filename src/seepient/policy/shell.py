@@ -1244,11 +1244,23 @@ def _structural_disagreement(source: bytes, root: Node) -> str | None:
             if _is_operator(before) or _is_operator(after):
                 continue  # '<<-EOF': bash splits operators from words whatever touches them
             if (
-                source[before.end_byte - 1] not in _METACHARACTERS
-                and source[after.start_byte] not in _METACHARACTERS
-            ):
+                source[before.end_byte - 1] not in _METACHARACTERS or _closes_a_substitution(before)
+            ) and source[after.start_byte] not in _METACHARACTERS:
                 return f"the parser split one shell word in two: {source[before.start_byte : after.end_byte].decode('utf-8', 'replace')[:60]!r}"
     return None
+
+
+def _closes_a_substitution(node: Node) -> bool:
+    """Whether ``node`` ends with the ``)`` of a substitution, which ends no word: ``<<< $(c)x`` is one word."""
+    last = node
+    while last.child_count:
+        last = last.children[-1]
+    parent = last.parent
+    return (
+        last.type in (")", "))")
+        and parent is not None
+        and parent.type in ("command_substitution", "process_substitution", "arithmetic_expansion")
+    )
 
 
 def _test_brackets_stand_alone(source: bytes, node: Node) -> bool:

@@ -117,9 +117,9 @@ def builtin_assignments(argv: Sequence[Word]) -> Assignments:
     elif name == "let":
         for word in args:
             if not word.static or not constant_arithmetic(word.text):
-                found.problems.append(_arithmetic_problem("let", word))
+                found.problems.append(arithmetic_problem("let", word.text))
     elif name in ("test", "["):
-        test_names(name, args[:-1] if name == "[" and args and args[-1].text == "]" else args, found)
+        _test_names(name, args[:-1] if name == "[" and args and args[-1].text == "]" else args, found)
     return found
 
 
@@ -239,7 +239,7 @@ def declaration_assignments(
         found.names.append((name, value if word.static and not literal_array else None))
 
 
-def test_names(program: str, args: Sequence[Word], found: Assignments) -> None:
+def _test_names(program: str, args: Sequence[Word], found: Assignments) -> None:
     """``test -v NAME`` evaluates a subscript in NAME; its numeric comparisons do not (unlike ``[[``)."""
     for position, word in enumerate(args[:-1]):
         if word.static and word.text in _NAME_TESTS:
@@ -265,12 +265,8 @@ def conditional_problem(operator: str, operands: Sequence[str]) -> str | None:
     return None
 
 
-def _arithmetic_problem(where: str, word: Word) -> str:
+def arithmetic_problem(where: str, text: str) -> str:
     return (
-        f"{where} evaluates {word.text!r} as arithmetic; a name or expansion in it makes bash evaluate a value "
+        f"{where} evaluates {text!r} as arithmetic; a name or expansion in it makes bash evaluate a value "
         "as code (an array subscript there runs command substitutions)"
     )
-
-
-def arithmetic_problem(where: str, text: str) -> str:
-    return _arithmetic_problem(where, Word(text))
