@@ -211,8 +211,11 @@ INTERPRETERS = _names("python python2 python3 perl ruby node nodejs php lua deno
 PRIVILEGE_WRAPPERS = frozenset({"sudo", "doas", "su", "pkexec", "runuser", "chroot", "unshare", "nsenter"})
 # Assigning these changes which program a later name runs or how the shell reads what follows, so a
 # line that sets them cannot be analysed statically.
+# PS0-PS4 are prompt-expanded (PS4 on every traced command), which runs the substitutions in them;
+# EXECIGNORE changes which file a command name finds.
 SHELL_STATE_VARIABLES = _names(
     "PATH BASH_ENV ENV SHELLOPTS BASHOPTS GLOBIGNORE CDPATH PROMPT_COMMAND LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT DYLD_INSERT_LIBRARIES DYLD_LIBRARY_PATH"
+    " PS0 PS1 PS2 PS3 PS4 EXECIGNORE"
 )
 
 
@@ -322,6 +325,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
 }
 _FLOCK_SCRIPT_OPTIONS = frozenset({"-c", "--command"})
+_TIME_KEYWORD = _opts("", "", permute=False)
 
 
 def _privileged(interpretation: Interpretation, name: str, stage: tuple[Word, ...]) -> None:
@@ -331,8 +335,14 @@ def _privileged(interpretation: Interpretation, name: str, stage: tuple[Word, ..
 
 
 def _strip_assignments(args: list[Word], interpretation: Interpretation) -> list[Word]:
-    while args and args[0].static and _ASSIGNMENT.match(args[0].text):
+    # env (and sudo) take every leading word with an '=' as an environment entry, whatever its name.
+    while args and args[0].static and "=" in args[0].text:
         name = args[0].text.split("=", 1)[0]
+        if not _ASSIGNMENT.match(args[0].text):
+            interpretation.problems.append(
+                f"sets the environment entry {name!r}, which is not a variable name "
+                "(an entry like BASH_FUNC_name%% defines a function in every bash it starts)"
+            )
         interpretation.assignments.append(name)
         if name in SHELL_STATE_VARIABLES:
             interpretation.problems.append(f"sets {name}, which changes which program later names run")
@@ -385,7 +395,21 @@ def _unwrap(argv: tuple[Word, ...], interpretation: Interpretation, depth: int =
     args = list(argv[1:])
     if name == "nice" and args and re.fullmatch(r"-\d+", args[0].text):
         args = args[1:]  # the historic 'nice -10 cmd' form
-    parsed = _parse(args, spec.options, name)
+    options = spec.options
+    if name == "time" and depth == 0 and argv[0].text == "time":
+        # The first word 'time' is bash's keyword, which takes '-p' once and '--'; any other option word is
+        # the program it runs ('time -v ls' runs a program named '-v').
+        options = _TIME_KEYWORD
+        if args[:1] and args[0].text == "-p":
+            args = args[1:]
+        if args[:1] and args[0].text == "--":
+            args = args[1:]
+        if args and args[0].static and args[0].text.startswith("-") and args[0].text != "-":
+            interpretation.problems.append(
+                f"bash's time keyword takes only -p, so 'time {args[0].text}' runs a program named {args[0].text!r}"
+            )
+            return
+    parsed = _parse(args, options, name)
     if parsed.problem:
         interpretation.problems.append(f"{parsed.problem}; cannot tell which program it runs")
         return

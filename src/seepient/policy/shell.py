@@ -33,6 +33,17 @@ from seepient.policy.commands import (
     takes_paths,
 )
 from seepient.policy.paths import is_shell_sink
+from seepient.policy.shell_evaluation import (
+    ASSIGNING_BUILTINS,
+    Assignments,
+    arithmetic_problem,
+    builtin_assignments,
+    conditional_problem,
+    constant_arithmetic,
+    declaration_assignments,
+    name_of,
+    plain_subscript,
+)
 from seepient.protocol import Capability, Redirection, SimpleCommand
 
 MAX_COMMAND_CHARS = 100_000
@@ -128,8 +139,20 @@ def analyse_command(
         )
     elif "\x00" in command:
         state.problems.append("the command contains a NUL byte")
+    elif not _encodable(command):
+        state.problems.append("the command is not valid text (it holds a lone UTF-16 surrogate)")
     else:
         _Walker(state, depth=0).script(command)
+        if state.home_assigned and state.tilde:
+            state.problems.append(
+                "sets HOME and expands '~', so '~' names a folder other than the one checked here"
+            )
+        for name in dict.fromkeys(state.compound):
+            if name in state.arrays or name in _SPECIAL_ARRAYS:
+                state.problems.append(
+                    f"a declaration gives the array {name} a value computed at run time (or written '(…)'), "
+                    "which bash reads as a compound assignment whose subscripts it evaluates"
+                )
     capabilities: set[Capability] = set()
     for facts in state.facts:
         capabilities |= facts.capabilities
@@ -159,6 +182,21 @@ def analyse_command(
         dotglob=state.dotglob,
         sets_variables=state.sets_variables,
     )
+
+
+# Arrays bash itself keeps: a declaration that assigns one reads its value as a compound assignment.
+_SPECIAL_ARRAYS = frozenset(
+    "BASH_ALIASES BASH_ARGC BASH_ARGV BASH_CMDS BASH_LINENO BASH_REMATCH BASH_SOURCE BASH_VERSINFO COMP_WORDS "
+    "COPROC DIRSTACK FUNCNAME GROUPS MAPFILE PIPESTATUS".split()
+)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _write_capability(
@@ -193,6 +231,10 @@ class _State:
     sets_variables: bool = False
     level: int = 0
     runs_unseen: bool = False
+    home_assigned: bool = False
+    tilde: bool = False
+    arrays: set[str] = field(default_factory=set)
+    compound: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -288,10 +330,165 @@ class _Walker:
         disagreement = _tokenization_disagreement(source, root)
         if disagreement is not None:
             self.problem(disagreement)
+        if "~" in text:
+            self.state.tilde = True
+        self.check_evaluation(source, root)
         self.statement(root, redirects=(), piped=False)
 
     def nested_script(self, text: str) -> None:
         _Walker(self.state, self.depth + 1).script(text)
+
+    # -- where bash evaluates values ----------------------------------------------------------------------
+
+    def check_evaluation(self, source: bytes, root: Node) -> None:
+        """Find every place bash would read a value as code: prompt expansion, indirection, arithmetic,
+        subscripts, names some tests evaluate, and substitutions the parser left inside other text."""
+        if _MAY_EVALUATE.search(source) is None:
+            return  # none of these constructs can be written without one of those characters or words
+        stack = [(root, False)]
+        while stack:
+            node, in_expansion = stack.pop()
+            kind = node.type
+            if kind in _LITERAL_TOKENS:
+                # Inside "${x:-'…'}" single quotes are ordinary characters, so backquotes there run.
+                if in_expansion:
+                    self.hidden_substitution(node, escapes=False)
+                continue
+            children = node.children
+            if not children:
+                if kind in _TEXT_LEAVES and node.is_named:
+                    self.hidden_substitution(node, escapes=True)
+                elif kind in ("$", "<", ">") and not node.is_named:
+                    self.check_operator_token(source, node)
+                continue
+            if kind in _EVALUATING_NODES:
+                children = self.check_evaluating_node(kind, node, children)
+            nested = in_expansion or kind == "expansion"
+            stack.extend((child, nested) for child in children)
+
+    def check_evaluating_node(self, kind: str, node: Node, children: list[Node]) -> list[Node]:
+        """Check one node of a kind in which bash may evaluate a value; returns the children to walk."""
+        if kind == "heredoc_redirect":
+            if _quoted_heredoc(node):
+                return [c for c in children if c.type != "heredoc_body"]
+        elif kind == "expansion":
+            self.check_expansion(node)
+        elif kind == "subscript":
+            index = _between(node, "[", "]")
+            if index is None or not plain_subscript(index):
+                self.problem(
+                    f"the array subscript in {_text(node)[:60]!r} is evaluated as arithmetic, which runs "
+                    "code a value holds; only a number, @ or * is trusted"
+                )
+        elif kind == "arithmetic_expansion":
+            inner = _between(node, "$((", "))")
+            self.check_arithmetic(node, inner if inner is not None else _between(node, "$[", "]"))
+        elif kind == "compound_statement":
+            if children[0].type == "((":
+                self.check_arithmetic(node, _between(node, "((", "))"))
+        elif kind == "c_style_for_statement":
+            self.check_arithmetic(node, _between(node, "((", "))"))
+        elif kind == "array":
+            self.check_array(node)
+        elif kind == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                self.state.sets_variables = True
+                self.assigned(_text(variable), None)
+        elif kind in ("binary_expression", "unary_expression"):
+            operator = next((c for c in children if c.type == "test_operator"), None)
+            if operator is not None:
+                operands = [_text(c) for c in node.named_children if c != operator]
+                problem = conditional_problem(_text(operator), operands)
+                if problem is not None:
+                    self.problem(problem)
+        return children
+
+    def check_operator_token(self, source: bytes, node: Node) -> None:
+        after = source[node.end_byte : node.end_byte + 1]
+        if node.type == "$":
+            sibling = node.next_sibling
+            if sibling is not None and sibling.type == "string" and sibling.start_byte == node.end_byte:
+                self.problem(
+                    f'a $"…" string is replaced by its translation from the locale\'s message catalogs at run '
+                    f"time, and the translation is expanded: {_text(node.parent or node)[:60]!r}"
+                )
+        elif after == b"(":
+            # In '[[ a<(c) ]]' the parser compares with '<'; bash starts a process substitution.
+            self.problem(
+                f"bash reads {node.type}( as a process substitution: {_text(node.parent or node)[:60]!r}"
+            )
+
+    def check_expansion(self, node: Node) -> None:
+        parts = [c for c in node.children if c.type not in ("${", "}")]
+        if not parts:
+            return
+        text = _text(node)
+        if parts[0].type == "!" and not parts[0].is_named:
+            rest = parts[1:]
+            names = len(rest) == 2 and rest[0].type == "variable_name" and rest[1].type in ("*", "@")
+            keys = (
+                len(rest) == 1 and rest[0].type == "subscript" and _between(rest[0], "[", "]") in ("@", "*")
+            )
+            if not (names or keys):
+                self.problem(
+                    f"{text[:60]} expands the variable whose name a value holds; bash evaluates any array "
+                    "subscript in that name, which runs code"
+                )
+            return
+        operators = [(position, c) for position, c in enumerate(parts) if not c.is_named]
+        prompt = text.endswith("@P}") or any(
+            c.type == "@" and position + 1 < len(parts) and parts[position + 1].type == "P"
+            for position, c in operators
+        )
+        if prompt:
+            self.problem(
+                f"{text[:60]} expands a value as a prompt string, which runs the command substitutions in it"
+            )
+        if not operators or operators[0][0] == 0:
+            return
+        position, operator = operators[0]
+        if operator.type in ("=", ":=") and parts[0].type in ("variable_name", "subscript"):
+            self.state.sets_variables = True
+            self.assigned(_text(parts[0]), None)
+        elif operator.type == ":":
+            offset = (node.text or b"")[operator.end_byte - node.start_byte : -1].decode("utf-8", "replace")
+            self.check_arithmetic(node, offset)
+
+    def check_arithmetic(self, node: Node, inner: str | None) -> None:
+        if inner is None or not constant_arithmetic(inner):
+            self.problem(arithmetic_problem(_text(node)[:60], inner if inner is not None else _text(node)))
+
+    def check_array(self, node: Node) -> None:
+        """``a=([i]=v)``: each explicit index of a compound assignment is evaluated."""
+        for element in node.named_children:
+            text = _text(element)
+            if not text.startswith("["):
+                continue
+            end = text.find("]=")
+            end = end if end > 0 else text.find("]+=")
+            if end < 0 or not constant_arithmetic(text[1:end]):
+                self.problem(
+                    f"the array element {text[:60]!r} has an index bash evaluates as arithmetic, which runs "
+                    "code a value holds"
+                )
+
+    def hidden_substitution(self, node: Node, *, escapes: bool) -> None:
+        """A backquote, ``$(``, ``$[``, ``<(`` or ``>(`` inside text the parser did not read as a substitution:
+        bash runs it."""
+        if _SUBSTITUTION_MARKER.search(node.text or b"") is None:
+            return
+        text = _text(node)
+        index = 0
+        while index < len(text):
+            ch = text[index]
+            if escapes and ch == "\\":
+                index += 2
+                continue
+            if text.startswith(_SUBSTITUTION_MARKERS, index):
+                self.problem(f"{text[:60]!r} holds a command substitution the parser did not read as one")
+                return
+            index += 1
 
     # -- statements -------------------------------------------------------------------------------------
 
@@ -405,20 +602,36 @@ class _Walker:
 
     def check_variable(self, node: Node) -> None:
         name_node = node.child_by_field_name("name")
-        name = _text(name_node) if name_node is not None else ""
-        if name.split("[", 1)[0] in SHELL_STATE_VARIABLES:
+        value = node.child_by_field_name("value")
+        self.assigned(
+            _text(name_node) if name_node is not None else "",
+            _text(value).strip("'\"") if value is not None else "",
+            array=value is not None and value.type == "array",
+        )
+
+    def assigned(self, name: str, value: str | None, *, array: bool = False) -> None:
+        """Check one variable the line assigns (or unsets); ``value`` is None when known only at run time."""
+        base = name_of(name)
+        if array or "[" in name:
+            self.state.arrays.add(base)
+        if base in SHELL_STATE_VARIABLES:
             self.problem(
-                f"sets {name}, which changes which program later names run or how the shell reads them"
+                f"sets {base}, which changes which program later names run or how the shell reads them"
             )
-        if name == "GLOBIGNORE":
+        if base == "GLOBIGNORE":
             self.state.dotglob = True
-        if name in HISTORY_VARIABLES:
-            value = node.child_by_field_name("value")
-            text = _text(value).strip("'\"") if value is not None else ""
-            if history_setting_hides(name, text):
-                self.state.dangers.append(
-                    history_danger(f"setting {name} stops the shell recording what runs")
-                )
+        if base == "HOME":
+            self.state.home_assigned = True
+        if base in HISTORY_VARIABLES and history_setting_hides(base, value):
+            self.state.dangers.append(history_danger(f"setting {base} stops the shell recording what runs"))
+
+    def builtin_effects(self, stages: list[tuple[Word, ...]]) -> None:
+        """Variables a builtin assigns, and names or arithmetic in it that bash would evaluate."""
+        for stage in stages:
+            if not stage or not stage[0].static or stage[0].text not in ASSIGNING_BUILTINS:
+                continue
+            found = builtin_assignments(stage)
+            self.effects(found)
 
     def check_one_line(self, node: Node) -> None:
         """bash ends a simple command at an unquoted newline, so a command whose words span one was misparsed.
@@ -438,15 +651,58 @@ class _Walker:
                 return
 
     def declaration(self, node: Node) -> None:
+        """``declare``, ``local``, ``export``, ``readonly``, ``typeset`` and ``unset``, with their words unquoted."""
         self.check_one_line(node)
-        words: list[Word] = [Word(node.children[0].type)]
+        program = node.children[0].type
+        words: list[Word] = [Word(program)]
+        arrays: list[bool] = []
         for child in node.named_children:
             if child.type == "variable_assignment":
-                self.check_variable(child)
-                self.state.sets_variables = True
-            self.scan(child)
-            words.append(Word(_text(child), static=not _has_expansion(child)))
+                word, array = self.assignment_word(child)
+                words.append(word)
+                arrays.append(array)
+            elif child.type == "variable_name":
+                words.append(Word(_text(child)))
+                arrays.append(False)
+            elif child.type in _WORDISH:
+                found = self.words(child)
+                words.extend(found)
+                arrays.extend(False for _ in found)
+            else:
+                self.problem(f"unsupported part {child.type!r} in {_text(node)[:60]}")
+        found = Assignments()
+        if program == "unset":
+            found = builtin_assignments(tuple(words))
+        else:
+            declaration_assignments(program, words[1:], found, arrays=arrays)
+        self.effects(found)
         self.record(tuple(words), interpret(tuple(words)), redirects=[])
+
+    def effects(self, found: Assignments) -> None:
+        self.state.problems.extend(found.problems)
+        self.state.arrays.update(name_of(name) for name in found.arrays)
+        self.state.compound.extend(name_of(name) for name in found.compound)
+        for name, value in found.names:
+            self.state.sets_variables = True
+            self.assigned(name, value)
+
+    def assignment_word(self, node: Node) -> tuple[Word, bool]:
+        """A ``name=value`` argument of a declaration as bash passes it, and whether its value is an array."""
+        name_node = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name_node is not None:
+            self.scan(name_node)
+        name = _text(name_node) if name_node is not None else ""
+        operator = next((c.type for c in node.children if not c.is_named), "=")
+        if value is None:
+            return Word(name + operator), False
+        if value.type == "array":
+            self.scan(value)
+            return Word(name + operator + _text(value)), True
+        found = self.words(value)
+        if len(found) == 1 and found[0].static:
+            return Word(name + operator + found[0].text, glob=found[0].glob), False
+        return Word(name + operator + _text(value), static=False), False
 
     def record_builtin(self, node: Node, name: str, text: str) -> None:
         words = (Word(name), Word(text, static=not _has_expansion(node)))
@@ -530,6 +786,7 @@ class _Walker:
             self.record((), Interpretation(stages=[()]), redirects=redirects)
             return
         interpretation = interpret(tuple(words))
+        self.builtin_effects(interpretation.stages)
         interpretation.assignments.extend(names)
         if names:
             interpretation.safe = False
@@ -539,6 +796,11 @@ class _Walker:
         name = base_name(interpretation.binary)
         if name == "shopt" and any(w.text in ("dotglob", "globstar", "extglob", "nocaseglob") for w in words):
             self.state.dotglob = True
+        if name == "shopt" and any(w.text == "cdable_vars" for w in words):
+            self.problem(
+                "shopt cdable_vars lets cd go to the folder a variable names, which is known only at run time"
+            )
+        _directory_stack_change(name, interpretation)
         for script in interpretation.scripts:
             if script.static:
                 self.nested_script(script.text)
@@ -676,6 +938,12 @@ class _Walker:
         target = words[0] if len(words) == 1 else Word(" ".join(_text(d) for d in destinations), static=False)
         if operator in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
             return _Redirect(operator, target.text, fd)
+        if operator == ">&" and (not target.static or any(ch in target.text for ch in "$`\\'\"")):
+            # bash turns '>&word' into '&>word' and expands the word's value a second time.
+            self.problem(
+                "bash expands the target of '>&' a second time when it is no number, which runs code in it: "
+                f"{target.text!r}"
+            )
         write = operator in _WRITE_OPERATORS or operator == ">&"
         if operator == "<&":
             self.problem(f"'<&{target.text}' duplicates a descriptor that is not a number")
@@ -736,10 +1004,77 @@ class _Walker:
         expanded = _brace_expand(chars)
         if expanded is None:
             return [Word(_text(node), static=False)]
+        if b"~" in (node.text or b""):
+            return [
+                Word("".join(c for c, _ in item), static=True, glob=_is_glob(item))
+                if not _names_a_directory_stack_entry(item)
+                else Word(_text(node), static=False)
+                for item in expanded
+            ]
         return [Word("".join(c for c, _ in item), static=True, glob=_is_glob(item)) for item in expanded]
 
 
+_STACK_ROTATION = re.compile(r"[+-][0-9]+")
+
+
+def _directory_stack_change(name: str, interpretation: Interpretation) -> None:
+    """``cd -``, ``popd`` and ``pushd`` without a folder go to $OLDPWD or the directory stack, which the
+    line can set (``OLDPWD=…; cd -``): the folder they reach is known only at run time."""
+    if name not in ("cd", "pushd", "popd"):
+        return
+    arguments = [w for w in interpretation.effective[1:] if not (w.static and w.text in ("-n", "--"))]
+    if (
+        (name == "cd" and arguments and arguments[-1].static and arguments[-1].text == "-")
+        or name == "popd"
+        or (
+            name == "pushd"
+            and (not arguments or (arguments[0].static and _STACK_ROTATION.fullmatch(arguments[0].text)))
+        )
+    ):
+        interpretation.cwd_change = Word("$OLDPWD" if name == "cd" else "$DIRSTACK", static=False)
+
+
 _ALWAYS_TRUE = frozenset({"true", ":", "[ 1 ]", "[[ 1 ]]", "((1))", "(( 1 ))"})
+
+
+_SUBSTITUTION_MARKERS = ("`", "$(", "$[", "<(", ">(")
+_SUBSTITUTION_MARKER = re.compile(rb"`|[$<>][(]|[$][\[]")
+# Every construct check_evaluation looks for is written with one of these.
+_MAY_EVALUATE = re.compile(rb"[$`\[<>]|[(][(]|for|select")
+# Named tokens whose text bash expands; a substitution hidden in one would run without being analysed.
+_TEXT_LEAVES = frozenset({"word", "string_content", "regex", "extglob_pattern", "number"})
+_LITERAL_TOKENS = frozenset({"comment", "raw_string", "ansi_c_string"})
+_EVALUATING_NODES = frozenset(
+    {
+        "heredoc_redirect",
+        "expansion",
+        "subscript",
+        "arithmetic_expansion",
+        "compound_statement",
+        "c_style_for_statement",
+        "array",
+        "for_statement",
+        "binary_expression",
+        "unary_expression",
+    }
+)
+
+
+def _between(node: Node, opening: str, closing: str) -> str | None:
+    """The source text between the first ``opening`` and the last ``closing`` token among a node's children."""
+    first = next((c for c in node.children if not c.is_named and c.type == opening), None)
+    last = next((c for c in reversed(node.children) if not c.is_named and c.type == closing), None)
+    if first is None or last is None or last.start_byte < first.end_byte:
+        return None
+    text = node.text or b""
+    return text[first.end_byte - node.start_byte : last.start_byte - node.start_byte].decode(
+        "utf-8", "surrogateescape"
+    )
+
+
+def _quoted_heredoc(node: Node) -> bool:
+    start = next((c for c in node.children if c.type == "heredoc_start"), None)
+    return start is not None and any(ch in _text(start) for ch in "'\"\\")
 
 
 def _endless_background_loop(node: Node) -> bool:
@@ -874,6 +1209,8 @@ def _structural_disagreement(source: bytes, root: Node) -> str | None:
             return f"the parser invented a {node.type!r} that is not in the line"
         if node.type in ("word", "number") and not in_expansion and _has_raw_blank(node.text or b""):
             return f"the parser read separate words as one: {text!r}"
+        if node.type == "test_command" and not _test_brackets_stand_alone(source, node):
+            return f"the parser read {text!r} as a test, but bash reads its brackets as part of a word"
         if node.type == "file_descriptor" and _FD.fullmatch(node.text or b"") is None:
             return f"the parser read {text!r} as a file descriptor"
         if node.type == "file_redirect" and len(node.children_by_field_name("destination")) > 1:
@@ -907,11 +1244,36 @@ def _structural_disagreement(source: bytes, root: Node) -> str | None:
             if _is_operator(before) or _is_operator(after):
                 continue  # '<<-EOF': bash splits operators from words whatever touches them
             if (
-                source[before.end_byte - 1] not in _METACHARACTERS
-                and source[after.start_byte] not in _METACHARACTERS
-            ):
+                source[before.end_byte - 1] not in _METACHARACTERS or _closes_a_substitution(before)
+            ) and source[after.start_byte] not in _METACHARACTERS:
                 return f"the parser split one shell word in two: {source[before.start_byte : after.end_byte].decode('utf-8', 'replace')[:60]!r}"
     return None
+
+
+def _closes_a_substitution(node: Node) -> bool:
+    """Whether ``node`` ends with the ``)`` of a substitution, which ends no word: ``<<< $(c)x`` is one word."""
+    last = node
+    while last.child_count:
+        last = last.children[-1]
+    parent = last.parent
+    return (
+        last.type in (")", "))")
+        and parent is not None
+        and parent.type in ("command_substitution", "process_substitution", "arithmetic_expansion")
+    )
+
+
+def _test_brackets_stand_alone(source: bytes, node: Node) -> bool:
+    """``[ … ]`` and ``[[ … ]]`` are words of their own to bash: ``[x]`` runs a program named ``[x]``."""
+    children = node.children
+    if not children or children[0].is_named or len(children) < 2:
+        return True
+    opening, closing = children[0], children[-1]
+    after = source[opening.end_byte : opening.end_byte + 1]
+    before = source[closing.start_byte - 1 : closing.start_byte] if closing.start_byte > 0 else b""
+    return after in (b" ", b"\t", b"\n") and (
+        closing.is_named or closing.start_byte == closing.end_byte or before in (b" ", b"\t", b"\n")
+    )
 
 
 def _is_operator(node: Node) -> bool:
@@ -943,8 +1305,18 @@ def _tokenization_disagreement(source: bytes, root: Node) -> str | None:
         return structural
     skipped = _uncovered_text(source, root)
     if skipped is not None:
-        return f"the parser skipped part of the line: {skipped!r}"
+        at, text = skipped
+        if source[at] in _WORD_CONTROLS:
+            return (
+                f"a {_WORD_CONTROLS[source[at]]} outside quotes in {text!r}: bash keeps it inside a word, where the "
+                "parser reads it as a space"
+            )
+        return f"the parser skipped part of the line: {text!r}"
     return None
+
+
+# bash splits words only at space, tab and newline; these belong to the word they touch.
+_WORD_CONTROLS = {0x0D: "carriage return", 0x0B: "vertical tab", 0x0C: "form feed"}
 
 
 _WHOLE_TOKENS = frozenset(
@@ -965,16 +1337,17 @@ def _covered(root: Node, size: int) -> bytearray:
     return covered
 
 
-def _uncovered_text(source: bytes, root: Node) -> str | None:
-    """Text that belongs to no token. tree-sitter-bash occasionally drops a word without an error
-    (``- fi=`` parses as the assignment ``fi=``); bash would run it, so such a line is not trusted."""
+def _uncovered_text(source: bytes, root: Node) -> tuple[int, str] | None:
+    """Text that belongs to no token, with its position. tree-sitter-bash occasionally drops a word without
+    an error (``- fi=`` parses as the assignment ``fi=``), and it skips a carriage return as blank space;
+    bash would run what it dropped, so such a line is not trusted."""
     covered = _covered(root, len(source))
     for index, byte in enumerate(source):
-        if covered[index] or byte in b" \t\r\n":
+        if covered[index] or byte in b" \t\n":
             continue
         if byte == 0x5C and source[index + 1 : index + 2] in (b"\n", b" ", b"\t", b"\v", b"\f"):
             continue  # a line continuation or an escaped blank, handled on their own
-        return source[max(0, index - 10) : index + 20].decode("utf-8", "replace")
+        return index, source[max(0, index - 10) : index + 20].decode("utf-8", "replace")
     return None
 
 
@@ -1121,42 +1494,82 @@ _ANSI_SIMPLE = {
 
 
 def _decode_ansi_c(body: str) -> str | None:
-    """Decode a ``$'...'`` body; bash stops the word at an encoded NUL."""
-    out: list[str] = []
+    """Decode a ``$'...'`` body to the bytes bash makes of it, cut at an encoded NUL as bash cuts the word.
+
+    None when the result is not known here: ``\\u``/``\\U`` escapes beyond ASCII are encoded in the
+    locale's character set (and left as written in the C locale), and bytes that are not UTF-8 are no text.
+    """
+    out = bytearray()
     index = 0
     while index < len(body):
         ch = body[index]
         if ch != "\\" or index + 1 >= len(body):
-            out.append(ch)
+            out += ch.encode("utf-8", "surrogateescape")
             index += 1
             continue
         code = body[index + 1]
         index += 2
         if code in _ANSI_SIMPLE:
-            out.append(_ANSI_SIMPLE[code])
+            out += _ANSI_SIMPLE[code].encode()
         elif code in "01234567":
             digits = re.match(r"[0-7]{0,2}", body[index:])
             value = code + (digits.group(0) if digits else "")
             index += len(value) - 1
-            out.append(chr(int(value, 8) & 0xFF))
+            out.append(int(value, 8) & 0xFF)
         elif code in "xuU":
             limit = {"x": 2, "u": 4, "U": 8}[code]
             digits = re.match(f"[0-9a-fA-F]{{1,{limit}}}", body[index:])
             if not digits:
-                out.append("\\" + code)
+                out += b"\\" + code.encode()
                 continue
             index += len(digits.group(0))
-            try:
-                out.append(chr(int(digits.group(0), 16)))
-            except ValueError:
+            value = int(digits.group(0), 16)
+            if code != "x" and value >= 0x80:
                 return None
+            out.append(value)
         elif code == "c" and index < len(body):
-            out.append(chr(ord(body[index]) & 0x1F))
+            control = body[index]
             index += 1
+            if not control.isascii():
+                return None
+            if control == "\\" and body[index : index + 1] == "\\":
+                index += 1  # $'\c\\' is control-backslash: the second backslash belongs to it
+            out.append(0x7F if control == "?" else ord(control) & 0x1F)
         else:
-            out.append("\\" + code)
-    decoded = "".join(out)
-    return decoded.split("\x00", 1)[0]
+            out += ("\\" + code).encode("utf-8", "surrogateescape")
+    try:
+        return bytes(out).split(b"\x00", 1)[0].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+_STACK_TILDE = re.compile(r"[+-]|[+-]?[0-9]+")
+
+
+def _names_a_directory_stack_entry(chars: _Chars) -> bool:
+    """``~+``, ``~-`` and ``~N`` expand to $PWD, $OLDPWD and the directory stack: folders known only at run
+    time. bash expands them at the start of a word and after ``=`` or ``:`` in an assignment-like word."""
+    text = "".join(c for c, _ in chars)
+    if "~" not in text:
+        return False
+    starts = [0]
+    equals = text.find("=")
+    if equals > 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text[:equals]) and not chars[equals][1]:
+        starts.extend(
+            position + 1
+            for position in range(equals, len(chars))
+            if chars[position] in (("=", False), (":", False))
+        )
+    for start in starts:
+        if start >= len(chars) or chars[start] != ("~", False):
+            continue
+        end = start + 1
+        while end < len(chars) and chars[end] != ("/", False) and chars[end] != (":", False):
+            end += 1
+        prefix = chars[start + 1 : end]
+        if not any(quoted for _, quoted in prefix) and _STACK_TILDE.fullmatch("".join(c for c, _ in prefix)):
+            return True
+    return False
 
 
 def _is_glob(chars: _Chars) -> bool:
