@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.conftest import BIN
+from tests.support.scripts import write_script
 
 SECRET_MARKER = "SEEPIENT-TEST-SECRET-7f3a9c"
 
@@ -28,9 +28,7 @@ class Sandboxed:
     env: dict[str, str]
 
     def script(self, turns: list[dict[str, Any]], name: str = "script.yaml") -> Path:
-        path = self.home / name
-        path.write_text(yaml.safe_dump(turns, sort_keys=False))
-        return path
+        return write_script(self.home / name, turns)
 
     def audit_records(self) -> list[dict[str, Any]]:
         log = self.seepient_home / "audit.log"

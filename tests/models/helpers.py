@@ -1,5 +1,5 @@
-"""Shared by the model tests: draining a stream (with a timeout so a hang fails the test) and a clock that
-never waits."""
+"""Shared by the model tests: draining a stream (with a timeout so a hang fails the test) and reading what it
+streamed."""
 
 from __future__ import annotations
 
@@ -52,25 +52,3 @@ def streamed_calls(events: list[ModelStreamEvent]) -> dict[int, tuple[str | None
             call_id, name, arguments = calls.get(event.index, (None, None, ""))
             calls[event.index] = (call_id or event.id, name or event.name, arguments + event.arguments_delta)
     return calls
-
-
-class FakeClock:
-    """``sleep`` returns at once and moves time forward; ``sleeps`` records every wait asked for."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.now = start
-        self.sleeps: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def wall(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds

@@ -20,7 +20,7 @@ from seepient.protocol import (
     ToolSpec,
 )
 from tests.models.helpers import collect, collect_until_error, only_completion, streamed_calls, streamed_text
-from tests.models.sse_server import Reply, SSEReplayServer, named_event, transcript_events
+from tests.support.sse_server import Reply, SSEReplayServer, named_event, transcript_events
 
 BASIC = "anthropic_messages__basic_response.sse"
 TOOL_USE = "anthropic_messages__tool_use_response.sse"

@@ -10,7 +10,7 @@ import pytest
 from seepient.models.gemini import GeminiModel
 from seepient.protocol import ImagePart, Message, ModelRequest, TextChunk, ToolCall, ToolCallChunk, ToolSpec
 from tests.models.helpers import collect, collect_until_error, only_completion, streamed_calls, streamed_text
-from tests.models.sse_server import Reply, SSEReplayServer, gemini_chunk
+from tests.support.sse_server import Reply, SSEReplayServer, gemini_chunk
 
 HELLO = ModelRequest(model="label", messages=(Message.user("Hello"),))
 

@@ -22,7 +22,9 @@ from seepient.protocol import (
     ToolCallChunk,
     ToolSpec,
 )
-from tests.models.sse_server import (
+from tests.models import helpers
+from tests.models.helpers import only_completion
+from tests.support.sse_server import (
     Reply,
     SSEReplayServer,
     chat_chunk,
@@ -62,30 +64,13 @@ def make_model(server: SSEReplayServer, **kwargs: Any) -> OpenAIChatModel:
 
 
 async def collect(model: OpenAIChatModel, request: ModelRequest = HELLO) -> list[ModelStreamEvent]:
-    events: list[ModelStreamEvent] = []
-    # A bug that hangs must fail the test, not the whole run.
-    async with asyncio.timeout(20):
-        async for event in model.stream(request):
-            events.append(event)
-    return events
+    return await helpers.collect(model, request)
 
 
 async def collect_until_error(
     model: OpenAIChatModel, request: ModelRequest = HELLO
-) -> tuple[list, ModelError]:
-    events: list[ModelStreamEvent] = []
-    with pytest.raises(ModelError) as caught:
-        async with asyncio.timeout(20):
-            async for event in model.stream(request):
-                events.append(event)
-    return events, caught.value
-
-
-def only_completion(events: list[ModelStreamEvent]) -> Completion:
-    completions = [event for event in events if isinstance(event, Completion)]
-    assert len(completions) == 1
-    assert events[-1] is completions[0]
-    return completions[0]
+) -> tuple[list[ModelStreamEvent], ModelError]:
+    return await helpers.collect_until_error(model, request)
 
 
 def expected_text(entry: dict[str, Any]) -> str:

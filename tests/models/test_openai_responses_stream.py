@@ -26,7 +26,7 @@ from tests.models.helpers import (
     streamed_calls,
     streamed_text,
 )
-from tests.models.sse_server import Reply, SSEReplayServer, named_event, transcript_events
+from tests.support.sse_server import Reply, SSEReplayServer, named_event, transcript_events
 
 TOOL_CALL = "openai_responses__pydantic_ai__test_openai_responses_stream__interaction0.sse"
 TEXT_AFTER_TOOL = "openai_responses__pydantic_ai__test_openai_responses_stream__interaction1.sse"

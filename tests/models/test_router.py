@@ -14,8 +14,9 @@ from seepient.models.base import ModelError
 from seepient.models.openai_chat import OpenAIChatModel
 from seepient.models.router import Attempt, ModelRouter, RouteExhausted, StreamInterrupted
 from seepient.protocol import Completion, Message, ModelRequest, TextChunk, ToolCallChunk
-from tests.models.helpers import FakeClock, collect, collect_until_error, only_completion, streamed_text
-from tests.models.sse_server import Reply, SSEReplayServer, chat_chunk
+from tests.models.helpers import collect, collect_until_error, only_completion, streamed_text
+from tests.support.clock import FakeClock
+from tests.support.sse_server import Reply, SSEReplayServer, chat_chunk
 
 HELLO = ModelRequest(model="label", messages=(Message.user("hi"),))
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant", "GEMINI_API_KEY": "AIza", "LOCAL_KEY": "sk-local"}
