@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from seepient.models._http import is_loopback_url
 from seepient.models.base import ModelError
-from seepient.models.openai_chat import OpenAIChatModel, is_loopback_url
+from seepient.models.openai_chat import OpenAIChatModel
 from seepient.protocol import (
     Completion,
     Message,

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
+from seepient.models._wire import json_type
 from seepient.models.base import ModelError
 from seepient.protocol import (
     Completion,
@@ -312,16 +313,4 @@ def _describe(exc: ValidationError) -> str:
 
 
 def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+    return json_type(value, array="a list", mapping="a mapping")
