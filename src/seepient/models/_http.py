@@ -207,10 +207,11 @@ class StreamingHTTPModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         body = self.request_body(request)
         assembly = self._assembly()
+        feed = assembly.feed  # looked up once: this loop runs once per token
         async with self._event_source(self._url, body, self._headers) as source:
             events = aiter(source)
             async for event in events:
-                for out in assembly.feed(event):
+                for out in feed(event):
                     yield out
                 if assembly.finished:
                     break
