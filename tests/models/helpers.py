@@ -1,10 +1,10 @@
-"""Shared by the model tests: draining a stream (with a timeout so a hang fails the test) and reading what it
-streamed."""
+"""Shared by the model tests: draining a stream (with a timeout so a hang fails the test), reading what it
+streamed, and closing the models and routers a test made (``track``; ``conftest.py`` closes them)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -12,6 +12,25 @@ from seepient.models.base import ModelError
 from seepient.protocol import Completion, Message, ModelRequest, ModelStreamEvent, TextChunk, ToolCallChunk
 
 HELLO = ModelRequest(model="label", messages=(Message.user("hi"),))
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
+_opened: list[_Closable] = []
+
+
+def track(thing: _C) -> _C:
+    """``thing``, to be closed when the test ends (its pooled connections belong to the test's loop)."""
+    _opened.append(thing)
+    return thing
+
+
+async def close_tracked() -> None:
+    while _opened:
+        await _opened.pop().aclose()
 
 
 async def collect(model: Any, request: ModelRequest = HELLO) -> list[ModelStreamEvent]:

@@ -24,7 +24,7 @@ from seepient.protocol import (
     ToolSpec,
 )
 from tests.models import helpers
-from tests.models.helpers import only_completion
+from tests.models.helpers import only_completion, track
 from tests.support.sse_server import (
     Reply,
     SSEReplayServer,
@@ -42,21 +42,6 @@ NON_STRICT_TOOL = "openai_chat_completions__test_allows_non_strict_tools_but_no_
 TOOL_TRANSCRIPTS = [ONE_TOOL, TWO_TOOLS, STRICT_TOOL, NON_STRICT_TOOL]
 
 HELLO = ModelRequest(model="gpt-4o", messages=(Message.user("What's the weather like in SF?"),))
-
-
-_opened: list[OpenAIChatModel] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_models():
-    yield
-    while _opened:
-        await _opened.pop().aclose()
-
-
-def track(model: OpenAIChatModel) -> OpenAIChatModel:
-    _opened.append(model)
-    return model
 
 
 def make_model(server: SSEReplayServer, **kwargs: Any) -> OpenAIChatModel:
