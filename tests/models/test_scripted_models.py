@@ -73,12 +73,16 @@ async def test_python_turns_stream_exactly_as_the_same_replay_file(tmp_path: Pat
     assert call.id == "call_r1_1" and call.raw_arguments == '{"path": "calc.py"}'
 
 
-async def test_the_requests_it_was_sent_are_kept_in_order() -> None:
+async def test_the_requests_it_was_sent_are_kept_in_order(tmp_path: Path) -> None:
     model = ScriptedModel([{"text": "one"}, {"text": "two"}])
     second = ModelRequest(model="scripted", messages=(Message.user("again"),))
     await play(model)
     await play(model, second)
     assert model.requests == [REQUEST, second]
+    # A replay file plays real runs: it keeps none.
+    replayed = ReplayModel(write_script(tmp_path / "s.yaml", [{"text": "one"}]))
+    await play(replayed)
+    assert replayed.requests == []
 
 
 async def test_running_past_the_last_turn_names_the_step_and_the_model() -> None:

@@ -123,6 +123,7 @@ class ScriptedModel(_TurnPlayer):
     step."""
 
     _error: ClassVar[type[ScriptError]] = ScriptError
+    _keeps_requests: ClassVar[bool] = True
 
     def __init__(self, turns: Iterable[Turn], *, name: str = "scripted") -> None:
         self.name = name
@@ -157,7 +158,8 @@ class ScriptedModel(_TurnPlayer):
         return [checker.check(raw, number, where) for number, raw in enumerate(raw_turns, start=1)]
 
     async def _next_turn(self, request: ModelRequest) -> _Turn:
-        self.requests.append(request)
+        if self._keeps_requests:
+            self.requests.append(request)
         step = self._played + 1
         if step > len(self._turns):
             raise self._error(
@@ -194,9 +196,11 @@ class FunctionModel(_TurnPlayer):
 
 class ReplayModel(ScriptedModel):
     """Plays the replay script at ``path`` (JSON when it ends in ``.json``, YAML otherwise), read and checked
-    when the model is made."""
+    when the model is made. It keeps no requests: it plays real runs (the demo, a server's sessions), where a
+    long conversation must not pile its requests up."""
 
     _error = ReplayScriptError
+    _keeps_requests = False
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
