@@ -49,7 +49,7 @@ MODEL_ID = "bench-model"
 
 
 def _reply(kind: str, tokens: int, coalesce: bool) -> Any:
-    from tests.models.sse_server import Reply
+    from tests.support.sse_server import Reply
 
     text = " ".join(f"tok{index}" for index in range(tokens))
     build = {
@@ -64,7 +64,7 @@ def _reply(kind: str, tokens: int, coalesce: bool) -> Any:
 
 def serve(kind: str, tokens: int, coalesce: bool) -> None:
     """Run in the child: serve one stream forever, print the base URL, stop when stdin closes."""
-    from tests.models.sse_server import SSEReplayServer
+    from tests.support.sse_server import SSEReplayServer
 
     server = SSEReplayServer().cycle(_reply(kind, tokens, coalesce))
     with server:

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# The shared test doubles' fixtures (the fake provider server, the corpus index), for every test package.
+pytest_plugins = ["tests.support.plugin"]
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 BIN = Path(sys.executable).parent

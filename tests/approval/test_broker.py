@@ -14,35 +14,14 @@ from seepient.policy.paths import PathGuard
 from seepient.protocol import (
     ApprovalDecision,
     ApprovalRequest,
-    ApprovalResponse,
     FileChange,
     PreparedActionDraft,
     ShellCommand,
     Verdict,
 )
+from tests.support.approver import Answer, ScriptedApprover
 
 MODE_ASK = Verdict.ask("mode:ask-untrusted", "needs a person")
-
-
-class ScriptedApprover:
-    """A person at the seam: answers from a list and remembers what it was asked."""
-
-    def __init__(
-        self,
-        *answers: ApprovalDecision | tuple[ApprovalDecision, str | None],
-        digest_override: str | None = None,
-    ) -> None:
-        self.answers = [a if isinstance(a, tuple) else (a, None) for a in answers]
-        self.asked: list[ApprovalRequest] = []
-        self.digest_override = digest_override
-
-    async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
-        self.asked.append(request)
-        decision, scope = self.answers.pop(0)
-        await asyncio.sleep(0)  # a person takes a moment; other asks may arrive meanwhile
-        return ApprovalResponse(
-            decision=decision, digest=self.digest_override or request.digest, feedback="fb", scope=scope
-        )
 
 
 @pytest.fixture
@@ -116,19 +95,23 @@ async def test_session_grant_covers_the_same_digest_only():
 
 
 async def test_answer_for_another_digest_is_a_rejection():
-    broker = ApprovalBroker(ScriptedApprover(ApprovalDecision.APPROVE_SESSION, digest_override="f" * 64))
+    broker = ApprovalBroker(ScriptedApprover(ApprovalDecision.APPROVE_SESSION, digest="f" * 64))
     response = await broker.resolve(_request())
     assert not response.approved and response.approved_by == "broker:digest_mismatch"
     assert not broker.has_session_grant(_request().digest)
 
 
 async def test_reject_keeps_feedback():
-    response = await ApprovalBroker(ScriptedApprover(ApprovalDecision.REJECT)).resolve(_request())
+    response = await ApprovalBroker(ScriptedApprover(ApprovalDecision.REJECT, feedback="fb")).resolve(
+        _request()
+    )
     assert not response.approved and response.feedback == "fb"
 
 
 async def test_prefix_grant_answers_later_commands_with_that_prefix_only(workspace):
-    person = ScriptedApprover((ApprovalDecision.APPROVE_SESSION, "prefix"), ApprovalDecision.REJECT)
+    person = ScriptedApprover(
+        Answer(ApprovalDecision.APPROVE_SESSION, scope="prefix"), ApprovalDecision.REJECT
+    )
     broker = make_broker(workspace, person)
     request = broker.request_for(_shell("git commit -m x", str(workspace)), MODE_ASK)
     assert [s.kind for s in request.scopes] == ["exact", "prefix"]
@@ -161,7 +144,9 @@ async def test_a_grant_never_answers_an_ask_no_mode_may_skip(workspace):
 
 
 async def test_an_approver_cannot_pick_a_scope_that_was_not_offered(workspace):
-    person = ScriptedApprover((ApprovalDecision.APPROVE_SESSION, "directory"), ApprovalDecision.REJECT)
+    person = ScriptedApprover(
+        Answer(ApprovalDecision.APPROVE_SESSION, scope="directory"), ApprovalDecision.REJECT
+    )
     broker = make_broker(workspace, person)
     response = await broker.resolve(broker.request_for(_shell("make", str(workspace)), MODE_ASK))
     assert response.decision is ApprovalDecision.APPROVE_ONCE and broker.grants == ()
@@ -169,7 +154,7 @@ async def test_an_approver_cannot_pick_a_scope_that_was_not_offered(workspace):
 
 
 async def test_a_request_built_elsewhere_gets_the_brokers_own_offer(workspace):
-    person = ScriptedApprover((ApprovalDecision.APPROVE_SESSION, "prefix"))
+    person = ScriptedApprover(Answer(ApprovalDecision.APPROVE_SESSION, scope="prefix"))
     broker = make_broker(workspace, person)
     forged = ApprovalRequest(
         session_id="s",
@@ -184,7 +169,9 @@ async def test_a_request_built_elsewhere_gets_the_brokers_own_offer(workspace):
 
 
 async def test_directory_grant_through_the_broker(workspace):
-    person = ScriptedApprover((ApprovalDecision.APPROVE_SESSION, "directory"), ApprovalDecision.REJECT)
+    person = ScriptedApprover(
+        Answer(ApprovalDecision.APPROVE_SESSION, scope="directory"), ApprovalDecision.REJECT
+    )
     broker = make_broker(workspace, person)
 
     def edit(path: str) -> PreparedActionDraft:
@@ -249,7 +236,7 @@ async def test_a_project_rule_that_cannot_be_saved_approves_once_and_says_why(wo
 
 
 async def test_concurrent_asks_are_put_one_at_a_time_and_a_new_grant_answers_the_waiting_one(workspace):
-    person = ScriptedApprover((ApprovalDecision.APPROVE_SESSION, "prefix"))
+    person = ScriptedApprover(Answer(ApprovalDecision.APPROVE_SESSION, scope="prefix"))
     broker = make_broker(workspace, person)
     first, second = await asyncio.gather(
         broker.resolve(broker.request_for(_shell("git commit -m a", str(workspace)), MODE_ASK)),

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from collections import Counter
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -24,8 +21,8 @@ from seepient.context.history import (
     plain_digest,
 )
 from seepient.context.tokens import TokenEstimator
-from seepient.models.scripted import ReplayModel
-from seepient.protocol import Message, ModelRequest, ModelStreamEvent, ToolCall
+from seepient.models.scripted import ScriptedModel
+from seepient.protocol import Message, ToolCall
 
 SYSTEM = "You are a test agent."
 _ids = itertools.count()
@@ -42,38 +39,20 @@ def _turn(prompt: str, outputs: list[int], final: str = "done", *, text_chars: i
     return messages
 
 
-class RecordingModel:
-    """The replay model, noting every request it was sent."""
-
-    def __init__(self, model: ReplayModel) -> None:
-        self.inner = model
-        self.name = model.name
-        self.requests: list[ModelRequest] = []
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        self.requests.append(request)
-        async for event in self.inner.stream(request):
-            yield event
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+def _scripted(*texts: str) -> ScriptedModel:
+    """A summariser that answers with ``texts`` in turn and keeps every request it was sent."""
+    return ScriptedModel([{"text": text} for text in texts])
 
 
-def _replay(tmp_path: Path, *texts: str) -> RecordingModel:
-    path = tmp_path / f"summary-{next(_ids)}.json"
-    path.write_text(json.dumps([{"text": t} for t in texts]))
-    return RecordingModel(ReplayModel(path))
-
-
-def _summariser(model: RecordingModel):  # type: ignore[no-untyped-def]
+def _summariser(model: ScriptedModel):  # type: ignore[no-untyped-def]
     return model_summariser(model, "summary-model", max_tokens=500, transcript_chars=20_000)
 
 
 POLICY = CompactionPolicy(window_tokens=8_000, compact_at=0.8, keep_recent_turns=2, summary_max_tokens=500)
 
 
-async def test_under_the_threshold_nothing_happens(tmp_path):
-    model = _replay(tmp_path, "never used")
+async def test_under_the_threshold_nothing_happens():
+    model = _scripted("never used")
     history = _turn("hello", [100])
     result = await compact_history(
         SYSTEM, history, (), policy=POLICY, estimator=TokenEstimator(), summarise=_summariser(model)
@@ -81,8 +60,8 @@ async def test_under_the_threshold_nothing_happens(tmp_path):
     assert result is None and model.requests == []
 
 
-async def test_old_tool_outputs_are_pruned_first_and_no_summary_is_needed(tmp_path):
-    model = _replay(tmp_path, "never used")
+async def test_old_tool_outputs_are_pruned_first_and_no_summary_is_needed():
+    model = _scripted("never used")
     history = _turn("read the logs", [12_000, 12_000]) + _turn("and now the code", [300, 300, 300])
     estimator = TokenEstimator()
     result = await compact_history(
@@ -103,8 +82,8 @@ async def test_old_tool_outputs_are_pruned_first_and_no_summary_is_needed(tmp_pa
     assert pairing_problems(result.messages, allow_pending_tail=False) == []
 
 
-async def test_a_history_crossing_the_threshold_is_summarised_by_the_replay_model(tmp_path):
-    model = _replay(tmp_path, "SUMMARY: the user wants calc.py fixed; add() was wrong and is now fixed.")
+async def test_a_history_crossing_the_threshold_is_summarised_by_the_replay_model():
+    model = _scripted("SUMMARY: the user wants calc.py fixed; add() was wrong and is now fixed.")
     history = (
         _turn("first: fix calc.py", [200], text_chars=4_000)
         + _turn("second: add tests", [200], text_chars=4_000)
@@ -144,8 +123,8 @@ async def test_a_history_crossing_the_threshold_is_summarised_by_the_replay_mode
     assert result.summarised_messages == len(history) - len(kept)
 
 
-async def test_one_huge_turn_is_cut_inside_it_and_its_request_stays_first(tmp_path):
-    model = _replay(tmp_path, "SUMMARY of the steps so far")
+async def test_one_huge_turn_is_cut_inside_it_and_its_request_stays_first():
+    model = _scripted("SUMMARY of the steps so far")
     policy = CompactionPolicy(window_tokens=8_000, keep_recent_tool_steps=2, summary_max_tokens=500)
     history = _turn("refactor everything", [600] * 30, text_chars=1_500)[
         :-1
@@ -162,8 +141,8 @@ async def test_one_huge_turn_is_cut_inside_it_and_its_request_stays_first(tmp_pa
     assert result.tokens_after <= policy.trigger_tokens
 
 
-async def test_an_unanswered_tool_call_is_never_dropped(tmp_path):
-    model = _replay(tmp_path, "SUMMARY")
+async def test_an_unanswered_tool_call_is_never_dropped():
+    model = _scripted("SUMMARY")
     waiting = ToolCall(id="call_waiting", name="shell", arguments={"command": "make"})
     history = (
         _turn("one", [200], text_chars=6_000)
@@ -179,8 +158,8 @@ async def test_an_unanswered_tool_call_is_never_dropped(tmp_path):
     assert pairing_problems(result.messages) == []
 
 
-async def test_a_failed_summary_call_leaves_a_plain_digest_and_says_why(tmp_path):
-    model = _replay(tmp_path, "only one summary in this script")
+async def test_a_failed_summary_call_leaves_a_plain_digest_and_says_why():
+    model = _scripted("only one summary in this script")
     history = _turn("first request", [200], text_chars=8_000) + _turn("second", [200], text_chars=8_000)
     history += _turn("third", [100], text_chars=8_000) + [Message.user("fourth")]
     estimator = TokenEstimator()
@@ -211,8 +190,8 @@ async def test_a_failed_summary_call_leaves_a_plain_digest_and_says_why(tmp_path
     assert fields["reason"] == "threshold" and fields["summary_error"] == second.summary_error
 
 
-async def test_forced_compaction_summarises_below_the_threshold(tmp_path):
-    model = _replay(tmp_path, "FORCED SUMMARY")
+async def test_forced_compaction_summarises_below_the_threshold():
+    model = _scripted("FORCED SUMMARY")
     history = _turn("a", [50]) + _turn("b", [50]) + _turn("c", [50]) + [Message.user("d")]
     result = await compact_history(
         SYSTEM,

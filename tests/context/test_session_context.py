@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from seepient.config import SeepientPaths
 from seepient.context.history import is_summary, pairing_problems
@@ -19,6 +18,7 @@ from seepient.protocol import CompactionEvent, ModelRequest, ModelStreamEvent, R
 from seepient.runtime import Session, SessionOptions
 from tests.audit_view import merge_actions
 from tests.context.conftest import write_skill_file
+from tests.support.scripts import write_script
 
 
 class RecordingModel:
@@ -39,8 +39,7 @@ class RecordingModel:
 def _open(
     tmp_path: Path, workspace: Path, home: Path, turns: list[dict[str, Any]], **options: Any
 ) -> tuple[Session, list[RuntimeEvent]]:
-    script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump(turns))
+    script = write_script(tmp_path / "script.yaml", turns)
     session = Session.open(
         SessionOptions(
             workspace=workspace, model=f"replay:{script}", paths=SeepientPaths(home=home), **options

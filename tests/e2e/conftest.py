@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.audit_view import merge_actions
 from tests.conftest import BIN
+from tests.support.scripts import write_script
 
 SECRET_MARKER = "SEEPIENT-TEST-SECRET-7f3a9c"
 
@@ -29,9 +29,7 @@ class Sandboxed:
     env: dict[str, str]
 
     def script(self, turns: list[dict[str, Any]], name: str = "script.yaml") -> Path:
-        path = self.home / name
-        path.write_text(yaml.safe_dump(turns, sort_keys=False))
-        return path
+        return write_script(self.home / name, turns)
 
     def audit_lines(self) -> list[dict[str, Any]]:
         """The log's records as written (an action that ran is an intent and an outcome)."""

@@ -4,7 +4,7 @@ streams a tool call and then an answer; the tool result must travel back in the 
 from __future__ import annotations
 
 from tests.e2e.conftest import SECRET_MARKER, json_events
-from tests.models.sse_server import Reply, SSEReplayServer
+from tests.support.sse_server import Reply, SSEReplayServer
 
 
 def test_openai_compatible_endpoint_drives_a_full_turn(world, seepient):

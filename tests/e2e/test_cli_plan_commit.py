@@ -10,7 +10,7 @@ import subprocess
 
 from tests.e2e.conftest import json_events
 from tests.e2e.test_cli_terminal import Terminal
-from tests.models.sse_server import Reply, SSEReplayServer
+from tests.support.sse_server import Reply, SSEReplayServer
 
 _PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
 

@@ -16,7 +16,7 @@ import pytest
 from seepient.config.project import read_project_file
 from tests.e2e.conftest import SECRET_MARKER, json_events
 from tests.e2e.test_cli_terminal import Terminal
-from tests.models.sse_server import Reply, SSEReplayServer
+from tests.support.sse_server import Reply, SSEReplayServer
 
 pytestmark = pytest.mark.e2e
 

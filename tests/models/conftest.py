@@ -1,21 +1,15 @@
-"""Fixtures for model adapter tests: the local SSE replay server and the recorded-transcript index."""
+"""The model tests close every model and router they made through ``helpers.track`` when each test ends."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.models.sse_server import SSEReplayServer, corpus_index
+from tests.models.helpers import close_tracked
 
 
-@pytest.fixture
-def sse_server() -> Iterator[SSEReplayServer]:
-    with SSEReplayServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
-def sse_index() -> dict[str, dict[str, Any]]:
-    return corpus_index()
+@pytest.fixture(autouse=True)
+async def _close_tracked_models() -> AsyncIterator[None]:
+    yield
+    await close_tracked()

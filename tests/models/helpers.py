@@ -1,10 +1,10 @@
-"""Shared by the model tests: draining a stream (with a timeout so a hang fails the test) and a clock that
-never waits."""
+"""Shared by the model tests: draining a stream (with a timeout so a hang fails the test), reading what it
+streamed, and closing the models and routers a test made (``track``; ``conftest.py`` closes them)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -12,6 +12,25 @@ from seepient.models.base import ModelError
 from seepient.protocol import Completion, Message, ModelRequest, ModelStreamEvent, TextChunk, ToolCallChunk
 
 HELLO = ModelRequest(model="label", messages=(Message.user("hi"),))
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
+_opened: list[_Closable] = []
+
+
+def track(thing: _C) -> _C:
+    """``thing``, to be closed when the test ends (its pooled connections belong to the test's loop)."""
+    _opened.append(thing)
+    return thing
+
+
+async def close_tracked() -> None:
+    while _opened:
+        await _opened.pop().aclose()
 
 
 async def collect(model: Any, request: ModelRequest = HELLO) -> list[ModelStreamEvent]:
@@ -52,25 +71,3 @@ def streamed_calls(events: list[ModelStreamEvent]) -> dict[int, tuple[str | None
             call_id, name, arguments = calls.get(event.index, (None, None, ""))
             calls[event.index] = (call_id or event.id, name or event.name, arguments + event.arguments_delta)
     return calls
-
-
-class FakeClock:
-    """``sleep`` returns at once and moves time forward; ``sleeps`` records every wait asked for."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.now = start
-        self.sleeps: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def wall(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds

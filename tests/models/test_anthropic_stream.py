@@ -19,8 +19,15 @@ from seepient.protocol import (
     ToolCallChunk,
     ToolSpec,
 )
-from tests.models.helpers import collect, collect_until_error, only_completion, streamed_calls, streamed_text
-from tests.models.sse_server import Reply, SSEReplayServer, named_event, transcript_events
+from tests.models.helpers import (
+    collect,
+    collect_until_error,
+    only_completion,
+    streamed_calls,
+    streamed_text,
+    track,
+)
+from tests.support.sse_server import Reply, SSEReplayServer, named_event, transcript_events
 
 BASIC = "anthropic_messages__basic_response.sse"
 TOOL_USE = "anthropic_messages__tool_use_response.sse"
@@ -35,21 +42,11 @@ TRANSCRIPTS = [*SDK_FIXTURES, SEARCH, AFTER_SEARCH]
 HELLO = ModelRequest(model="label", messages=(Message.user("Hello"),))
 EPHEMERAL = {"type": "ephemeral"}
 
-_opened: list[AnthropicModel] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_models():
-    yield
-    while _opened:
-        await _opened.pop().aclose()
-
 
 def make_model(server: SSEReplayServer, **kwargs: Any) -> AnthropicModel:
     kwargs.setdefault("api_key", "sk-ant-test")
     instance = AnthropicModel("claude-sonnet-4-5", base_url=server.base_url, **kwargs)
-    _opened.append(instance)
-    return instance
+    return track(instance)
 
 
 def payloads(name: str) -> list[dict[str, Any]]:

@@ -9,26 +9,23 @@ import pytest
 
 from seepient.models.gemini import GeminiModel
 from seepient.protocol import ImagePart, Message, ModelRequest, TextChunk, ToolCall, ToolCallChunk, ToolSpec
-from tests.models.helpers import collect, collect_until_error, only_completion, streamed_calls, streamed_text
-from tests.models.sse_server import Reply, SSEReplayServer, gemini_chunk
+from tests.models.helpers import (
+    collect,
+    collect_until_error,
+    only_completion,
+    streamed_calls,
+    streamed_text,
+    track,
+)
+from tests.support.sse_server import Reply, SSEReplayServer, gemini_chunk
 
 HELLO = ModelRequest(model="label", messages=(Message.user("Hello"),))
-
-_opened: list[GeminiModel] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_models():
-    yield
-    while _opened:
-        await _opened.pop().aclose()
 
 
 def make_model(server: SSEReplayServer, **kwargs: Any) -> GeminiModel:
     kwargs.setdefault("api_key", "AIza-test")
     instance = GeminiModel("gemini-2.5-flash", base_url=server.base_url, **kwargs)
-    _opened.append(instance)
-    return instance
+    return track(instance)
 
 
 async def test_text_streams_chunk_by_chunk_with_usage(sse_server):

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from seepient.models._http import is_loopback_url
 from seepient.models.base import ModelError
-from seepient.models.openai_chat import OpenAIChatModel, is_loopback_url
+from seepient.models.openai_chat import OpenAIChatModel
 from seepient.protocol import (
     Completion,
     Message,
@@ -22,7 +23,9 @@ from seepient.protocol import (
     ToolCallChunk,
     ToolSpec,
 )
-from tests.models.sse_server import (
+from tests.models import helpers
+from tests.models.helpers import only_completion, track
+from tests.support.sse_server import (
     Reply,
     SSEReplayServer,
     chat_chunk,
@@ -41,51 +44,19 @@ TOOL_TRANSCRIPTS = [ONE_TOOL, TWO_TOOLS, STRICT_TOOL, NON_STRICT_TOOL]
 HELLO = ModelRequest(model="gpt-4o", messages=(Message.user("What's the weather like in SF?"),))
 
 
-_opened: list[OpenAIChatModel] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_models():
-    yield
-    while _opened:
-        await _opened.pop().aclose()
-
-
-def track(model: OpenAIChatModel) -> OpenAIChatModel:
-    _opened.append(model)
-    return model
-
-
 def make_model(server: SSEReplayServer, **kwargs: Any) -> OpenAIChatModel:
     kwargs.setdefault("api_key", "sk-test")
     return track(OpenAIChatModel("gpt-4o-2024-08-06", base_url=server.base_url, **kwargs))
 
 
 async def collect(model: OpenAIChatModel, request: ModelRequest = HELLO) -> list[ModelStreamEvent]:
-    events: list[ModelStreamEvent] = []
-    # A bug that hangs must fail the test, not the whole run.
-    async with asyncio.timeout(20):
-        async for event in model.stream(request):
-            events.append(event)
-    return events
+    return await helpers.collect(model, request)
 
 
 async def collect_until_error(
     model: OpenAIChatModel, request: ModelRequest = HELLO
-) -> tuple[list, ModelError]:
-    events: list[ModelStreamEvent] = []
-    with pytest.raises(ModelError) as caught:
-        async with asyncio.timeout(20):
-            async for event in model.stream(request):
-                events.append(event)
-    return events, caught.value
-
-
-def only_completion(events: list[ModelStreamEvent]) -> Completion:
-    completions = [event for event in events if isinstance(event, Completion)]
-    assert len(completions) == 1
-    assert events[-1] is completions[0]
-    return completions[0]
+) -> tuple[list[ModelStreamEvent], ModelError]:
+    return await helpers.collect_until_error(model, request)
 
 
 def expected_text(entry: dict[str, Any]) -> str:

@@ -25,8 +25,9 @@ from tests.models.helpers import (
     only_completion,
     streamed_calls,
     streamed_text,
+    track,
 )
-from tests.models.sse_server import Reply, SSEReplayServer, named_event, transcript_events
+from tests.support.sse_server import Reply, SSEReplayServer, named_event, transcript_events
 
 TOOL_CALL = "openai_responses__pydantic_ai__test_openai_responses_stream__interaction0.sse"
 TEXT_AFTER_TOOL = "openai_responses__pydantic_ai__test_openai_responses_stream__interaction1.sse"
@@ -45,21 +46,11 @@ GET_CAPITAL = ToolSpec(
     },
 )
 
-_opened: list[OpenAIResponsesModel] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_models():
-    yield
-    while _opened:
-        await _opened.pop().aclose()
-
 
 def make_model(server: SSEReplayServer, model: str = "gpt-4o", **kwargs: Any) -> OpenAIResponsesModel:
     kwargs.setdefault("api_key", "sk-test")
     instance = OpenAIResponsesModel(model, base_url=server.base_url, **kwargs)
-    _opened.append(instance)
-    return instance
+    return track(instance)
 
 
 def final_response(name: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from seepient.config.settings import CircuitBreakerSettings, RetrySettings
 from seepient.models.base import ModelError
 from seepient.models.resilience import BreakerBoard, CircuitBreaker, RetryPolicy
-from tests.models.helpers import FakeClock
+from tests.support.clock import FakeClock
 
 POLICY = RetryPolicy(max_attempts=4, base_delay_s=0.25, max_delay_s=8.0)
 

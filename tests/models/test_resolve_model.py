@@ -16,7 +16,7 @@ from seepient.models.openai_responses import OpenAIResponsesModel
 from seepient.models.resolve import known_providers, resolve_model
 from seepient.models.scripted import ReplayModel
 from seepient.protocol import Completion, Message, ModelRequest
-from tests.models.sse_server import Reply
+from tests.support.sse_server import Reply
 
 TEXT = "openai_chat_completions__test_parse_nothing.sse"
 NO_SETTINGS = ModelSettings()

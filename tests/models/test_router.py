@@ -14,8 +14,9 @@ from seepient.models.base import ModelError
 from seepient.models.openai_chat import OpenAIChatModel
 from seepient.models.router import Attempt, ModelRouter, RouteExhausted, StreamInterrupted
 from seepient.protocol import Completion, Message, ModelRequest, TextChunk, ToolCallChunk
-from tests.models.helpers import FakeClock, collect, collect_until_error, only_completion, streamed_text
-from tests.models.sse_server import Reply, SSEReplayServer, chat_chunk
+from tests.models.helpers import collect, collect_until_error, only_completion, streamed_text, track
+from tests.support.clock import FakeClock
+from tests.support.sse_server import Reply, SSEReplayServer, chat_chunk
 
 HELLO = ModelRequest(model="label", messages=(Message.user("hi"),))
 KEYS = {"ANTHROPIC_API_KEY": "sk-ant", "GEMINI_API_KEY": "AIza", "LOCAL_KEY": "sk-local"}
@@ -37,20 +38,10 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-_routers: list[ModelRouter] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_routers():
-    yield
-    while _routers:
-        await _routers.pop().aclose()
-
-
 def make_router(settings: ModelSettings, clock: FakeClock, **kwargs: Any) -> ModelRouter:
     kwargs.setdefault("environ", KEYS)
     router = ModelRouter(settings, clock=clock, rng=random.Random(SEED), **kwargs)
-    _routers.append(router)
+    track(router)
     return router
 
 

@@ -10,14 +10,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from seepient.config import SeepientPaths
 from seepient.protocol import (
-    ApprovalDecision,
-    ApprovalRequest,
-    ApprovalResponse,
     PreparedActionDraft,
     ReadAction,
     RuntimeEvent,
@@ -25,17 +21,7 @@ from seepient.protocol import (
 from seepient.runtime import Session, SessionOptions
 from seepient.tools.base import Tool, ToolContext, ToolOutput
 from tests.audit_view import merge_actions
-
-
-class ScriptedApprover:
-    def __init__(self, *answers: tuple[ApprovalDecision, str | None]) -> None:
-        self.answers = list(answers)
-        self.asked: list[ApprovalRequest] = []
-
-    async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
-        self.asked.append(request)
-        decision, feedback = self.answers.pop(0)
-        return ApprovalResponse(decision=decision, digest=request.digest, feedback=feedback)
+from tests.support.scripts import new_script
 
 
 class _ProbeArgs(BaseModel):
@@ -97,8 +83,7 @@ def make_session_fixture(tmp_path: Path) -> Callable[..., tuple[Session, list[Ru
     home = tmp_path / "seepient-home"
 
     def make(turns: list[dict[str, Any]], **options: Any) -> tuple[Session, list[RuntimeEvent]]:
-        script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
-        script.write_text(yaml.safe_dump(turns))
+        script = new_script(tmp_path, turns)
         session = Session.open(
             SessionOptions(
                 workspace=workspace, model=f"replay:{script}", paths=SeepientPaths(home=home), **options

@@ -14,7 +14,8 @@ from seepient.protocol import (
     PermissionResolved,
     ToolResult,
 )
-from tests.runtime.conftest import ScriptedApprover, audit_actions
+from tests.runtime.conftest import audit_actions
+from tests.support.approver import ScriptedApprover
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from typing import Any
 
 from seepient.protocol import ApprovalDecision, PermissionRequest, ToolCall, ToolResult
 from tests.execution.exec_helpers import unique_sleep_seconds, wait_for_pids, wait_until_gone
-from tests.runtime.conftest import ScriptedApprover, audit_actions
+from tests.runtime.conftest import audit_actions
+from tests.support.approver import ScriptedApprover
 
 
 def _results(events: list[Any]) -> list[ToolResult]:

@@ -17,7 +17,8 @@ import pytest
 from seepient.protocol import ApprovalDecision, ErrorEvent, PermissionRequest, ToolResult, TurnCompleted
 from seepient.runtime.hooks import MAX_STOP_CONTINUATIONS, FunctionHook
 from tests.execution.exec_helpers import wait_until_gone
-from tests.runtime.conftest import ScriptedApprover, audit_actions
+from tests.runtime.conftest import audit_actions
+from tests.support.approver import ScriptedApprover
 
 PY = sys.executable
 

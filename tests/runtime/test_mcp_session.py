@@ -25,7 +25,8 @@ from seepient.protocol.actions import McpCall, McpServerStart
 from seepient.tools.mcp import McpCallFailed, McpReport, McpServers, result_text
 from seepient.tools.registry import ToolRegistry
 from tests.conftest import BIN
-from tests.runtime.conftest import ScriptedApprover, audit_actions
+from tests.runtime.conftest import audit_actions
+from tests.support.approver import ScriptedApprover
 
 HELPER = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "helper_server.py"
 TIME = {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}

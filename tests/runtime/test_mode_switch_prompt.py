@@ -7,7 +7,7 @@ import json
 
 from seepient.config import SeepientPaths
 from seepient.runtime import Session, SessionOptions
-from tests.models.sse_server import Reply, SSEReplayServer
+from tests.support.sse_server import Reply, SSEReplayServer
 
 
 async def test_the_next_request_states_the_new_consent_mode(tmp_path):

@@ -7,7 +7,8 @@ import nbformat
 
 from seepient.approval.terminal import render_request
 from seepient.protocol import ApprovalDecision, FileChangeSet, ToolResult
-from tests.runtime.conftest import ScriptedApprover, audit_actions
+from tests.runtime.conftest import audit_actions
+from tests.support.approver import Answer, ScriptedApprover
 
 PATCH = (
     "*** Begin Patch\n"
@@ -136,12 +137,10 @@ async def test_notebook_edit_of_a_protected_path_is_denied(make_session):
 
 
 async def test_a_directory_grant_covers_later_patches_there_but_never_deletions(make_session):
-    from tests.runtime.test_pipeline import ScopedApprover
-
-    person = ScopedApprover(
-        (ApprovalDecision.APPROVE_SESSION, "directory"),
-        (ApprovalDecision.REJECT, None),
-        (ApprovalDecision.REJECT, None),
+    person = ScriptedApprover(
+        Answer(ApprovalDecision.APPROVE_SESSION, scope="directory"),
+        ApprovalDecision.REJECT,
+        ApprovalDecision.REJECT,
     )
     first = (
         "*** Begin Patch\n*** Add File: src/a.py\n+a = 1\n*** Add File: src/pkg/b.py\n+b = 1\n*** End Patch\n"

@@ -10,12 +10,11 @@ from seepient.config import SeepientPaths
 from seepient.policy.engine import RULE_UNVERIFIABLE
 from seepient.protocol import (
     ApprovalDecision,
-    ApprovalRequest,
-    ApprovalResponse,
     PermissionRequest,
     ToolResult,
 )
-from tests.runtime.conftest import ProbeTool, ScriptedApprover, audit_actions
+from tests.runtime.conftest import ProbeTool, audit_actions
+from tests.support.approver import Answer, ScriptedApprover
 
 
 def _results(events):
@@ -133,19 +132,6 @@ async def test_pre_hook_can_block(make_session):
     assert result.status == "denied" and "Sundays" in result.output
 
 
-class ScopedApprover:
-    """A person who answers with a decision and, for "session", a scope; remembers every request."""
-
-    def __init__(self, *answers: tuple[ApprovalDecision, str | None]) -> None:
-        self.answers = list(answers)
-        self.asked: list[ApprovalRequest] = []
-
-    async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
-        self.asked.append(request)
-        decision, scope = self.answers.pop(0)
-        return ApprovalResponse(decision=decision, digest=request.digest, scope=scope, feedback="no")
-
-
 def _project_settings(workspace: Path, **permissions) -> Path:
     path = workspace / ".seepient" / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,7 +141,9 @@ def _project_settings(workspace: Path, **permissions) -> Path:
 
 async def test_a_prefix_grant_answers_asks_but_never_reaches_a_deny(make_session, tmp_path: Path):
     _project_settings(tmp_path / "ws", deny=["Edit(locked/**)"])
-    person = ScopedApprover((ApprovalDecision.APPROVE_SESSION, "prefix"), (ApprovalDecision.REJECT, None))
+    person = ScriptedApprover(
+        Answer(ApprovalDecision.APPROVE_SESSION, scope="prefix"), ApprovalDecision.REJECT
+    )
     session, events = make_session(
         [
             _call("shell", command="touch a"),
@@ -180,8 +168,8 @@ async def test_a_prefix_grant_answers_asks_but_never_reaches_a_deny(make_session
 
 
 async def test_an_ask_no_mode_may_skip_is_approved_once_however_it_is_answered(make_session):
-    person = ScopedApprover(
-        (ApprovalDecision.APPROVE_SESSION, "exact"), (ApprovalDecision.APPROVE_ONCE, None)
+    person = ScriptedApprover(
+        Answer(ApprovalDecision.APPROVE_SESSION, scope="exact"), ApprovalDecision.APPROVE_ONCE
     )
     call = _call("shell", command='touch "$TARGET"')
     session, events = make_session([call, call, {"text": "ok"}], approver=person)
@@ -196,7 +184,7 @@ async def test_an_ask_no_mode_may_skip_is_approved_once_however_it_is_answered(m
 async def test_approve_always_writes_the_rule_and_the_next_session_does_not_ask(make_session, tmp_path: Path):
     settings = _project_settings(tmp_path / "ws", deny=["Read(.env)"])
     before = settings.read_bytes()
-    person = ScopedApprover((ApprovalDecision.APPROVE_PROJECT, None))
+    person = ScriptedApprover(ApprovalDecision.APPROVE_PROJECT)
     session, events = make_session([_call("shell", command="touch one"), {"text": "ok"}], approver=person)
     await session.run("x")
     assert _results(events)[0].status == "ok"
@@ -235,7 +223,7 @@ async def test_an_edit_rule_written_for_a_directory_is_honoured_by_the_next_sess
     make_session, tmp_path: Path
 ):
     (tmp_path / "ws" / "src").mkdir()
-    person = ScopedApprover((ApprovalDecision.APPROVE_PROJECT, None))
+    person = ScriptedApprover(ApprovalDecision.APPROVE_PROJECT)
     session, events = make_session(
         [_call("write_file", path="src/a.py", content="a = 1\n"), {"text": "ok"}], approver=person
     )

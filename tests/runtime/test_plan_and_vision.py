@@ -23,7 +23,7 @@ from seepient.protocol import (
 )
 from seepient.runtime import Session, SessionOptions
 from seepient.tools.base import Tool, ToolContext, ToolOutput
-from tests.models.sse_server import Reply, SSEReplayServer
+from tests.support.sse_server import Reply, SSEReplayServer
 
 _PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 24).decode()
 

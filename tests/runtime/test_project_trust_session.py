@@ -14,7 +14,7 @@ from seepient.config.trust import TrustStore
 from seepient.protocol import ApprovalDecision, PermissionRequest, ToolResult
 from seepient.surfaces.sdk import Agent
 from tests.conftest import BIN
-from tests.runtime.conftest import ScriptedApprover
+from tests.support.approver import ScriptedApprover
 
 TIME = {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}
 

@@ -8,7 +8,7 @@ import json
 from seepient.config import SeepientPaths
 from seepient.protocol import ErrorEvent
 from seepient.runtime import Session, SessionOptions
-from tests.models.sse_server import Reply, SSEReplayServer
+from tests.support.sse_server import Reply, SSEReplayServer
 
 
 async def test_route_falls_back_before_the_first_token(tmp_path):

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-import yaml
 from pydantic import TypeAdapter
 
 from seepient.audit.verify import verify_log
@@ -37,8 +36,10 @@ from seepient.tools.base import ToolContext, ToolOutput
 from tests.audit_view import merge_actions
 from tests.conftest import BIN
 from tests.git_helpers import git
+from tests.support.approver import ScriptedApprover
+from tests.support.scripts import new_script
 
-from .conftest import ProbeTool, ScriptedApprover
+from .conftest import ProbeTool
 
 APPROVE = (ApprovalDecision.APPROVE_ONCE, None)
 REJECT = (ApprovalDecision.REJECT, "not for a sub-agent")
@@ -64,8 +65,7 @@ class Harness:
         (self.workspace / ".seepient/settings.json").write_text(json.dumps(data))
 
     def open(self, turns: list[dict[str, Any]], **options: Any) -> Session:
-        script = self.tmp / f"script-{len(list(self.tmp.glob('script-*')))}.yaml"
-        script.write_text(yaml.safe_dump(turns))
+        script = new_script(self.tmp, turns)
         options.setdefault("model", f"replay:{script}")
         session = Session.open(
             SessionOptions(workspace=self.workspace, paths=SeepientPaths(home=self.home), **options)

@@ -10,19 +10,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-import yaml
 from pydantic import BaseModel
 
 import seepient
 from seepient.protocol import ApprovalDecision, ApprovalRequest, PreparedActionDraft, ReadAction, TextDelta
 from seepient.tools.base import Tool, ToolContext, ToolOutput
 from tests.audit_view import merge_actions
+from tests.support.scripts import write_script
 
 
 def _script(tmp_path: Path, turns: list[dict[str, Any]]) -> str:
-    path = tmp_path / "script.yaml"
-    path.write_text(yaml.safe_dump(turns, sort_keys=False))
-    return f"replay:{path}"
+    return f"replay:{write_script(tmp_path / 'script.yaml', turns)}"
 
 
 @pytest.fixture

@@ -7,17 +7,16 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from seepient import Agent
 from seepient.runtime.hooks import FunctionHook
+from tests.support.scripts import write_script
 
 
 def _agent(tmp_path: Path, turns: list[dict], **kwargs) -> Agent:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
-    script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump(turns))
+    script = write_script(tmp_path / "script.yaml", turns)
     return Agent(workspace=workspace, model=f"replay:{script}", home=tmp_path / "home", **kwargs)
 
 

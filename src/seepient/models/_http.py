@@ -1,5 +1,7 @@
-"""What every streaming HTTP adapter shares: one httpx2 client per event loop, the SSE request, and the
-mapping of HTTP statuses and transport failures to ``ModelError`` with the right ``retryable`` flag."""
+"""What every streaming HTTP adapter shares: the request/stream skeleton (one httpx2 client per event loop, the
+SSE request, reading events into a wire format's assembly, the completion at the end) and the mapping of HTTP
+statuses and transport failures to ``ModelError`` with the right ``retryable`` flag. An adapter holds only its
+wire format: the request body, its headers, its error body shape and how its events assemble."""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Required, TypedDict
 from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
 from seepient.models.base import ModelError
-from seepient.protocol import Message
+from seepient.protocol import Completion, ModelRequest, ModelStreamEvent
 
 if TYPE_CHECKING:
     import httpx2
@@ -114,12 +116,50 @@ def is_transient(kind: str) -> bool:
     return any(marker in kind for marker in TRANSIENT_ERROR_MARKERS)
 
 
-class StreamingHTTPModel:
-    """Base of the wire-format adapters. A subclass sets ``wire_format`` and ``api_root_example`` and
-    implements ``request_body``, its headers, and ``_error_details`` for its error body shape."""
+class StreamAssembly(Protocol):
+    """One wire format's reading of one streamed answer. ``feed`` takes each server-sent event and gives what
+    the caller streams (raising ``ModelError`` for an error event or a malformed one); ``finished`` says the
+    stream has said all it will; ``missing`` names what a stream that ended lacked to be complete."""
 
-    wire_format = ""
-    api_root_example = ""
+    finished: bool
+
+    def feed(self, event: httpx2.ServerSentEvent) -> list[ModelStreamEvent]: ...
+
+    def missing(self) -> str | None: ...
+
+    def completion(self, *, fallback_model: str) -> Completion: ...
+
+
+class Connection(TypedDict, total=False):
+    """How an adapter reaches its provider: the API root, the key (and the variable it came from, named in
+    errors when the provider refuses it), the read timeout, and the name Seepient uses for the model."""
+
+    base_url: Required[str]
+    api_key: Required[str | None]
+    timeout_s: float
+    name: str | None
+    api_key_env: str | None
+
+
+class StreamingHTTPModel:
+    """Base of the wire-format adapters. A subclass sets ``wire_format``, ``api_root_example`` and ``endpoint``
+    (and how the key is sent) and implements ``request_body``, ``_assembly`` and ``_error_details`` for its
+    error body shape.
+
+    ``model`` is the provider's model id sent on the wire; ``name`` (default: ``model``) is how Seepient refers
+    to it in messages and events. ``api_key_env`` only improves error messages.
+    """
+
+    wire_format: ClassVar[str] = ""
+    api_root_example: ClassVar[str] = ""
+    endpoint: ClassVar[str] = ""
+    """The streaming endpoint below the API root."""
+    version_path: ClassVar[str] = ""
+    """Added to a bare host, as the vendors' SDKs take it (``/v1``)."""
+    model_example: ClassVar[str] = ""
+    key_header: ClassVar[str] = "Authorization"
+    key_prefix: ClassVar[str] = "Bearer "
+    fixed_headers: ClassVar[Mapping[str, str]] = {}
 
     def __init__(
         self,
@@ -132,20 +172,54 @@ class StreamingHTTPModel:
         api_key_env: str | None = None,
     ) -> None:
         if not model:
-            raise ModelError(f"{type(self).__name__} needs a model id")
+            example = f", e.g. {self.model_example}" if self.model_example else ""
+            raise ModelError(f"{type(self).__name__} needs a model id{example}")
         if timeout_s <= 0:
             raise ModelError(f"timeout_s must be positive, not {timeout_s}")
         self.model = model
         self.name = name or model
         self.base_url = check_base_url(base_url, self.api_root_example)
+        if self.version_path and urlsplit(self.base_url).path in ("", "/"):
+            self.base_url = f"{self.base_url}{self.version_path}"
         self.timeout_s = timeout_s
         self._api_key = api_key or None
         self._api_key_env = api_key_env
+        self._headers = dict(self.fixed_headers)
+        if self._api_key:
+            self._headers[self.key_header] = f"{self.key_prefix}{self._api_key}"
+        self._url = self._stream_url()
         # Proxy variables must not reroute a call meant for this machine (and a local server is no reason to
         # consult the environment at all); remote endpoints honour HTTPS_PROXY like any other client.
         self._trust_env = not is_loopback_url(self.base_url)
         self._client: httpx2.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
+        raise NotImplementedError
+
+    def _assembly(self) -> StreamAssembly:
+        raise NotImplementedError
+
+    def _stream_url(self) -> str:
+        return f"{self.base_url}{self.endpoint}"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        body = self.request_body(request)
+        assembly = self._assembly()
+        feed = assembly.feed  # looked up once: this loop runs once per token
+        async with self._event_source(self._url, body, self._headers) as source:
+            events = aiter(source)
+            async for event in events:
+                for out in feed(event):
+                    yield out
+                if assembly.finished:
+                    break
+            await self._finish_body(events)
+        missing = assembly.missing()
+        if missing is not None:
+            raise self._incomplete(missing)
+        yield assembly.completion(fallback_model=self.model)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
@@ -322,62 +396,3 @@ class StreamingHTTPModel:
 def _describe(exc: BaseException) -> str:
     detail = str(exc) or (str(exc.__cause__) if exc.__cause__ else "") or "connection reset"
     return f"{type(exc).__name__}: {detail}"
-
-
-def decode_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    """A tool call's argument text as an object, or the reason it is not one."""
-    if not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return {}, f"tool arguments are not valid JSON ({exc.msg} at character {exc.pos})"
-    if not isinstance(value, dict):
-        return {}, f"tool arguments must be a JSON object, not {json_type(value)}"
-    return value, None
-
-
-def json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else type(value).__name__
-
-
-def count(value: object) -> int:
-    """A token count from a usage object, or 0 for anything that is not a non-negative integer."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def image_data_url(media_type: str, data: str) -> str:
-    return f"data:{media_type};base64,{data}"
-
-
-def leading_system(messages: tuple[Message, ...]) -> tuple[str, tuple[Message, ...]]:
-    """The leading system messages joined into one text (the wire formats that take the system prompt as a
-    separate field), and the conversation after them."""
-    lead = 0
-    while lead < len(messages) and messages[lead].role == "system":
-        lead += 1
-    return "\n\n".join(m.content for m in messages[:lead] if m.content), messages[lead:]
-
-
-def openai_error_details(payload: Any) -> tuple[str, str]:
-    """The human message and the machine type/code of an OpenAI-style error body:
-    ``{"error": {"message", "type", "code"}}`` (OpenAI), ``{"error": "..."}`` (Ollama),
-    ``{"message", "type"}`` (vLLM)."""
-    if not isinstance(payload, dict):
-        return "", ""
-    error = payload.get("error", payload)
-    if isinstance(error, str):
-        return error, ""
-    if not isinstance(error, dict):
-        return "", ""
-    message = error.get("message")
-    kind = " ".join(str(error.get(key)) for key in ("type", "code") if error.get(key) is not None)
-    return (message if isinstance(message, str) else ""), kind.lower()

@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Unpack
 
-from seepient.models._http import (
-    StreamingHTTPModel,
+from seepient.models._http import Connection, StreamingHTTPModel, is_transient
+from seepient.models._wire import (
+    THINKING_BUDGETS,
+    add_turn,
+    answered_call_id,
+    assistant_completion,
     count,
     decode_arguments,
-    is_transient,
+    error_body_details,
+    finished_call,
+    index_of,
     leading_system,
 )
 from seepient.models.base import ModelError
@@ -24,7 +28,6 @@ from seepient.protocol import (
     Message,
     ModelRequest,
     ModelStreamEvent,
-    ProviderContent,
     TextChunk,
     ToolCall,
     ToolCallChunk,
@@ -32,10 +35,12 @@ from seepient.protocol import (
     Usage,
 )
 
+if TYPE_CHECKING:
+    import httpx2
+
 FORMAT = "anthropic"
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
-THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 24576}
 # Separate text blocks of one answer (around a server tool's result, say) read as separate paragraphs.
 _BLOCK_JOINER = "\n\n"
 _EPHEMERAL = {"type": "ephemeral"}
@@ -61,25 +66,22 @@ class AnthropicModel(StreamingHTTPModel):
 
     wire_format = FORMAT
     api_root_example = "'https://api.anthropic.com/v1'"
+    endpoint = "/messages"
+    version_path = "/v1"
+    key_header = "x-api-key"
+    key_prefix = ""
+    fixed_headers = {"anthropic-version": API_VERSION}
+    _error_details = staticmethod(error_body_details)
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str,
-        api_key: str | None,
-        timeout_s: float = 600,
-        name: str | None = None,
-        api_key_env: str | None = None,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         prompt_caching: bool = True,
+        **connection: Unpack[Connection],
     ) -> None:
-        super().__init__(
-            model, base_url=base_url, api_key=api_key, timeout_s=timeout_s, name=name, api_key_env=api_key_env
-        )
-        if urlsplit(self.base_url).path in ("", "/"):
-            self.base_url = f"{self.base_url}/v1"
-        self._url = f"{self.base_url}/messages"
+        super().__init__(model, **connection)
         self.default_max_tokens = default_max_tokens
         self.prompt_caching = prompt_caching
 
@@ -106,45 +108,8 @@ class AnthropicModel(StreamingHTTPModel):
             _mark_cache_breakpoints(body)
         return body
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"anthropic-version": API_VERSION}
-        if self._api_key:
-            headers["x-api-key"] = self._api_key
-        return headers
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_body(request)
-        assembly = _MessageAssembly()
-        async with self._event_source(self._url, body, self._headers()) as source:
-            events = aiter(source)
-            async for event in events:
-                data = event.data
-                if not data.strip():
-                    continue
-                payload = self._decode_json(data)
-                kind = payload.get("type") or event.event
-                if kind == "error":
-                    raise self._stream_error(payload)
-                for out in assembly.feed(kind, payload):
-                    yield out
-                if assembly.stopped:
-                    break
-            await self._finish_body(events)
-        if assembly.stop_reason is None:
-            raise self._incomplete("no stop_reason")
-        yield assembly.completion(fallback_model=self.model)
-
-    def _error_details(self, payload: Any) -> tuple[str, str, float | None]:
-        if not isinstance(payload, dict):
-            return "", "", None
-        error = payload.get("error", payload)
-        if isinstance(error, str):
-            return error, "", None
-        if not isinstance(error, dict):
-            return "", "", None
-        message = error.get("message")
-        kind = error.get("type")
-        return (message if isinstance(message, str) else ""), str(kind or "").lower(), None
+    def _assembly(self) -> _MessageAssembly:
+        return _MessageAssembly(self)
 
     def _stream_error(self, payload: Any) -> ModelError:
         message, kind, _ = self._error_details(payload)
@@ -173,18 +138,24 @@ class _Block:
 class _MessageAssembly:
     """Follows the content blocks of one streamed message and assembles the assistant message."""
 
+    adapter: AnthropicModel = field(repr=False)
     blocks: dict[int, _Block] = field(default_factory=dict)
     stop_reason: str | None = None
-    stopped: bool = False
+    finished: bool = False
     model: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     _text_seen: bool = False
     _joiner_pending: bool = False
     _calls: int = 0
 
-    def feed(self, kind: str, payload: dict[str, Any]) -> list[ModelStreamEvent]:
+    def feed(self, event: httpx2.ServerSentEvent) -> list[ModelStreamEvent]:
+        data = event.data
+        if not data.strip():
+            return []
+        payload = self.adapter._decode_json(data)
+        kind = payload.get("type") or event.event
         if kind == "content_block_delta":
-            block = self.blocks.get(_int(payload.get("index")))
+            block = self.blocks.get(index_of(payload.get("index")))
             delta = payload.get("delta")
             if block is None or not isinstance(delta, dict):
                 return []
@@ -193,9 +164,9 @@ class _MessageAssembly:
             content = payload.get("content_block")
             if not isinstance(content, dict):
                 return []
-            return self._start(_int(payload.get("index")), dict(content))
+            return self._start(index_of(payload.get("index")), dict(content))
         if kind == "content_block_stop":
-            block = self.blocks.get(_int(payload.get("index")))
+            block = self.blocks.get(index_of(payload.get("index")))
             if block is not None:
                 block.closed = True
             return []
@@ -218,7 +189,9 @@ class _MessageAssembly:
                 )
             return []
         if kind == "message_stop":
-            self.stopped = True
+            self.finished = True
+        elif kind == "error":
+            raise self.adapter._stream_error(payload)
         # ping and event types added after this adapter was written carry nothing to stream.
         return []
 
@@ -268,6 +241,9 @@ class _MessageAssembly:
             return [TextChunk(text=_BLOCK_JOINER), TextChunk(text=text)]
         return [TextChunk(text=text)]
 
+    def missing(self) -> str | None:
+        return "no stop_reason" if self.stop_reason is None else None
+
     def completion(self, *, fallback_model: str) -> Completion:
         items: list[dict[str, Any]] = []
         texts: list[str] = []
@@ -282,17 +258,15 @@ class _MessageAssembly:
                 texts.append(item["text"])
             if call is not None:
                 calls.append(call)
-        model = self.model or fallback_model
-        message = Message(
-            role="assistant",
-            content=_BLOCK_JOINER.join(texts),
-            tool_calls=tuple(calls),
-            provider_content=ProviderContent(format=FORMAT, model=model, items=tuple(items))
-            if items
-            else None,
+        return assistant_completion(
+            wire_format=FORMAT,
+            text=_BLOCK_JOINER.join(texts),
+            calls=tuple(calls),
+            items=items,
+            finish_reason=_STOP_REASONS.get(self.stop_reason or "", self.stop_reason or "stop"),
+            usage=self._usage(),
+            model=self.model or fallback_model,
         )
-        finish = _STOP_REASONS.get(self.stop_reason or "", self.stop_reason or "stop")
-        return Completion(message=message, finish_reason=finish, usage=self._usage(), model=model)
 
     def _finish(self, block: _Block) -> tuple[dict[str, Any] | None, ToolCall | None]:
         """The block as it goes back to the API, and the tool call it makes, if any."""
@@ -326,15 +300,8 @@ class _MessageAssembly:
                 f"the answer was cut off (stop reason {self.stop_reason or 'unknown'}) before the arguments of this "
                 f"tool call were complete, so it was not run; {error}"
             )
-        name = str(block.start.get("name") or "")
-        if not name:
-            error = "the model sent a tool call without a tool name"
-        return ToolCall(
-            id=str(block.start["id"]),
-            name=name,
-            arguments=arguments,
-            raw_arguments=raw,
-            arguments_error=error,
+        return finished_call(
+            str(block.start["id"]), str(block.start.get("name") or ""), raw, arguments, error
         )
 
     def _usage(self) -> Usage:
@@ -360,30 +327,17 @@ def _partial_object(raw: str) -> tuple[dict[str, Any], bool]:
     return (value, True) if isinstance(value, dict) else ({}, False)
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
-
-
 def _wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     # The API wants user and assistant turns to alternate: tool results and the text after them share one
     # user turn, tool results first.
     out: list[dict[str, Any]] = []
-
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if not blocks:
-            return
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": list(blocks)})
-
     for message in messages:
         if message.role == "tool":
-            add("user", [_tool_result(message)])
+            add_turn(out, "user", "content", [_tool_result(message)])
         elif message.role == "assistant":
-            add("assistant", _assistant_blocks(message))
+            add_turn(out, "assistant", "content", _assistant_blocks(message))
         else:
-            add("user", _user_blocks(message))
+            add_turn(out, "user", "content", _user_blocks(message))
     return out
 
 
@@ -406,9 +360,7 @@ def _user_blocks(message: Message) -> list[dict[str, Any]]:
 
 
 def _tool_result(message: Message) -> dict[str, Any]:
-    if not message.tool_call_id:
-        raise ModelError("a tool result message has no tool_call_id: it must answer an assistant tool call")
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": answered_call_id(message)}
     if message.content:
         block["content"] = [{"type": "text", "text": message.content}]
     block["is_error"] = message.is_error

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from seepient.protocol import ModelRequest, ModelStreamEvent
 
@@ -36,3 +36,11 @@ class Model(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ResumableModel(Protocol):
+    """A model whose answers follow from how many steps it has played (a script): a restored session tells it
+    how many its stored history shows, so it plays on from there instead of from the start."""
+
+    def resume_after(self, steps: int) -> None: ...

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import quote, urlsplit
+from typing import TYPE_CHECKING, Any, Unpack
+from urllib.parse import quote
 
-from seepient.models._http import (
-    StreamingHTTPModel,
+from seepient.models._http import Connection, StreamingHTTPModel, protobuf_duration_seconds
+from seepient.models._wire import (
+    THINKING_BUDGETS,
+    add_turn,
+    answered_call_id,
+    assistant_completion,
     count,
-    is_transient,
+    finished_call,
     leading_system,
-    protobuf_duration_seconds,
 )
 from seepient.models.base import ModelError
 from seepient.protocol import (
@@ -23,7 +25,6 @@ from seepient.protocol import (
     Message,
     ModelRequest,
     ModelStreamEvent,
-    ProviderContent,
     TextChunk,
     ToolCall,
     ToolCallChunk,
@@ -31,8 +32,10 @@ from seepient.protocol import (
     Usage,
 )
 
+if TYPE_CHECKING:
+    import httpx2
+
 FORMAT = "gemini"
-THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 24576}
 _BLOCKED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY")
 _GENERATED_ID_PREFIX = "gemini_call_"
 _PLAIN_TEXT = frozenset({"text", "thought"})
@@ -42,34 +45,22 @@ class GeminiModel(StreamingHTTPModel):
     """A ``Model`` speaking Gemini's ``streamGenerateContent`` wire format with server-sent events.
 
     ``base_url`` is the API root with its version (``https://generativelanguage.googleapis.com/v1beta``); a bare
-    host gets ``/v1beta`` added. Tool schemas go as ``parametersJsonSchema``, which takes JSON Schema as is.
-    Function calls arrive whole, so each streams as one chunk.
+    host gets ``/v1beta`` added; a model id may be given as ``models/NAME``. Tool schemas go as
+    ``parametersJsonSchema``, which takes JSON Schema as is. Function calls arrive whole, so each streams as
+    one chunk.
     """
 
     wire_format = FORMAT
     api_root_example = "'https://generativelanguage.googleapis.com/v1beta'"
+    version_path = "/v1beta"
+    key_header = "x-goog-api-key"
+    key_prefix = ""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str,
-        api_key: str | None,
-        timeout_s: float = 600,
-        name: str | None = None,
-        api_key_env: str | None = None,
-    ) -> None:
-        super().__init__(
-            model.removeprefix("models/"),
-            base_url=base_url,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            name=name,
-            api_key_env=api_key_env,
-        )
-        if urlsplit(self.base_url).path in ("", "/"):
-            self.base_url = f"{self.base_url}/v1beta"
-        self._url = f"{self.base_url}/models/{quote(self.model, safe='.-_')}:streamGenerateContent?alt=sse"
+    def __init__(self, model: str, **connection: Unpack[Connection]) -> None:
+        super().__init__(model.removeprefix("models/"), **connection)
+
+    def _stream_url(self) -> str:
+        return f"{self.base_url}/models/{quote(self.model, safe='.-_')}:streamGenerateContent?alt=sse"
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
@@ -91,33 +82,8 @@ class GeminiModel(StreamingHTTPModel):
             body["generationConfig"] = config
         return body
 
-    def _headers(self) -> dict[str, str]:
-        return {"x-goog-api-key": self._api_key} if self._api_key else {}
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_body(request)
-        assembly = _CandidateAssembly()
-        async with self._event_source(self._url, body, self._headers()) as source:
-            events = aiter(source)
-            async for event in events:
-                data = event.data
-                if not data.strip():
-                    continue
-                chunk = self._decode_json(data)
-                if chunk.get("error"):
-                    raise self._stream_error(chunk)
-                blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
-                if blocked and not chunk.get("candidates"):
-                    raise ModelError(
-                        f"model {self.name}: the provider refused the prompt ({blocked}); rephrase the request "
-                        "or remove the content it objects to"
-                    )
-                for out in assembly.feed(chunk):
-                    yield out
-            await self._finish_body(events)
-        if assembly.finish_reason is None:
-            raise self._incomplete("no finishReason")
-        yield assembly.completion(fallback_model=self.model)
+    def _assembly(self) -> _CandidateAssembly:
+        return _CandidateAssembly(self)
 
     def _error_details(self, payload: Any) -> tuple[str, str, float | None]:
         if not isinstance(payload, dict):
@@ -148,18 +114,12 @@ class GeminiModel(StreamingHTTPModel):
             return ModelError(f"{error}; {self._key_hint()}", status=400)
         return error
 
-    def _stream_error(self, payload: Any) -> ModelError:
-        message, kind, _ = self._error_details(payload)
-        return ModelError(
-            f"model {self.name}: the provider reported an error mid-stream: {message or 'no message given'}",
-            retryable=is_transient(kind),
-        )
-
 
 @dataclass
 class _CandidateAssembly:
-    """Accumulates the parts of the first candidate across chunks."""
+    """Accumulates the parts of the first candidate across chunks. Gemini ends a stream by ending the body."""
 
+    adapter: GeminiModel = field(repr=False)
     parts: list[dict[str, Any]] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     text_parts: list[str] = field(default_factory=list)
@@ -167,8 +127,21 @@ class _CandidateAssembly:
     usage: Usage | None = None
     model: str = ""
     _pieces: list[str] = field(default_factory=list)
+    finished: bool = False
 
-    def feed(self, chunk: dict[str, Any]) -> list[ModelStreamEvent]:
+    def feed(self, event: httpx2.ServerSentEvent) -> list[ModelStreamEvent]:
+        data = event.data
+        if not data.strip():
+            return []
+        chunk = self.adapter._decode_json(data)
+        if chunk.get("error"):
+            raise self.adapter._stream_error(chunk)
+        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+        if blocked and not chunk.get("candidates"):
+            raise ModelError(
+                f"model {self.adapter.name}: the provider refused the prompt ({blocked}); rephrase the request "
+                "or remove the content it objects to"
+            )
         if isinstance(chunk.get("modelVersion"), str) and chunk["modelVersion"]:
             self.model = chunk["modelVersion"]
         if isinstance(chunk.get("usageMetadata"), dict):
@@ -230,16 +203,13 @@ class _CandidateAssembly:
         arguments = args if isinstance(args, dict) else {}
         raw = json.dumps(arguments, ensure_ascii=False)
         call_id = str(call.get("id") or f"{_GENERATED_ID_PREFIX}{uuid.uuid4().hex[:20]}")
-        error = None
-        if not name:
-            error = "the model sent a tool call without a tool name"
-        elif args is not None and not isinstance(args, dict):
-            error = "tool arguments must be a JSON object"
+        error = None if args is None or isinstance(args, dict) else "tool arguments must be a JSON object"
         index = len(self.calls)
-        self.calls.append(
-            ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=raw, arguments_error=error)
-        )
+        self.calls.append(finished_call(call_id, name, raw, arguments, error))
         return ToolCallChunk(index=index, id=call_id, name=name or None, arguments_delta=raw)
+
+    def missing(self) -> str | None:
+        return "no finishReason" if self.finish_reason is None else None
 
     def completion(self, *, fallback_model: str) -> Completion:
         self._flush()
@@ -252,17 +222,15 @@ class _CandidateAssembly:
             finish = "content_filter"
         else:
             finish = reason.lower()
-        model = self.model or fallback_model
-        parts = [part for part in self.parts if part != {"text": ""}]
-        message = Message(
-            role="assistant",
-            content="".join(self.text_parts),
-            tool_calls=tuple(self.calls),
-            provider_content=ProviderContent(format=FORMAT, model=model, items=tuple(parts))
-            if parts
-            else None,
+        return assistant_completion(
+            wire_format=FORMAT,
+            text="".join(self.text_parts),
+            calls=tuple(self.calls),
+            items=[part for part in self.parts if part != {"text": ""}],
+            finish_reason=finish,
+            usage=self.usage,
+            model=self.model or fallback_model,
         )
-        return Completion(message=message, finish_reason=finish, usage=self.usage or Usage(), model=model)
 
 
 def _usage(raw: dict[str, Any]) -> Usage:
@@ -278,15 +246,6 @@ def _wire_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     contents: list[dict[str, Any]] = []
     # Gemini matches a functionResponse to its call by the id Gemini gave, when it gave one.
     native_ids: set[str] = set()
-
-    def add(role: str, parts: list[dict[str, Any]]) -> None:
-        if not parts:
-            return
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": list(parts)})
-
     for message in messages:
         if message.role == "assistant":
             parts = _model_parts(message)
@@ -295,11 +254,11 @@ def _wire_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 for part in parts
                 if isinstance(part.get("functionCall"), dict) and part["functionCall"].get("id")
             )
-            add("model", parts)
+            add_turn(contents, "model", "parts", parts)
         elif message.role == "tool":
-            add("user", [_function_response(message, native_ids)])
+            add_turn(contents, "user", "parts", [_function_response(message, native_ids)])
         else:
-            add("user", _user_parts(message))
+            add_turn(contents, "user", "parts", _user_parts(message))
     return contents
 
 
@@ -314,8 +273,7 @@ def _user_parts(message: Message) -> list[dict[str, Any]]:
 
 
 def _function_response(message: Message, native_ids: set[str]) -> dict[str, Any]:
-    if not message.tool_call_id:
-        raise ModelError("a tool result message has no tool_call_id: it must answer an assistant tool call")
+    call_id = answered_call_id(message)
     if not message.name:
         raise ModelError(
             f"the tool result for call {message.tool_call_id} has no tool name; Gemini matches results by name"
@@ -325,8 +283,8 @@ def _function_response(message: Message, native_ids: set[str]) -> dict[str, Any]
         "name": message.name,
         "response": {"error" if message.is_error else "output": message.content},
     }
-    if message.tool_call_id in native_ids:
-        response["id"] = message.tool_call_id
+    if call_id in native_ids:
+        response["id"] = call_id
     return {"functionResponse": response}
 
 

@@ -3,65 +3,44 @@ parser, for OpenAI itself and any compatible server (Ollama, vLLM, llama.cpp, LM
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from seepient.models._http import (
-    StreamingHTTPModel,
+from seepient.models._http import StreamingHTTPModel, json_or_none
+from seepient.models._wire import (
+    answered_call_id,
     count,
     decode_arguments,
+    error_body_details,
+    finished_call,
     image_data_url,
-    is_loopback_url,
-    json_or_none,
-    openai_error_details,
+    wire_arguments,
 )
-from seepient.models.base import ModelError
 from seepient.protocol import (
     Completion,
     Message,
     ModelRequest,
     ModelStreamEvent,
     TextChunk,
-    ToolCall,
     ToolCallChunk,
     ToolSpec,
     Usage,
 )
 
-__all__ = ["OpenAIChatModel", "is_loopback_url"]
+if TYPE_CHECKING:
+    import httpx2
 
 
 class OpenAIChatModel(StreamingHTTPModel):
-    """A ``Model`` speaking the Chat Completions streaming wire format.
-
-    ``model`` is the provider's model id sent on the wire; ``name`` (default: ``model``) is how Seepient
-    refers to it in messages and events. ``api_key_env`` only improves error messages: it names the
-    variable the key came from when the provider refuses it.
-    """
+    """A ``Model`` speaking the Chat Completions streaming wire format."""
 
     wire_format = "openai-chat"
     api_root_example = "'https://api.openai.com/v1' or 'http://127.0.0.1:11434/v1'"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str,
-        api_key: str | None,
-        timeout_s: float = 600,
-        name: str | None = None,
-        api_key_env: str | None = None,
-    ) -> None:
-        if not model:
-            raise ModelError("OpenAIChatModel needs a model id, e.g. 'gpt-4o-mini'")
-        super().__init__(
-            model, base_url=base_url, api_key=api_key, timeout_s=timeout_s, name=name, api_key_env=api_key_env
-        )
-        self._url = f"{self.base_url}/chat/completions"
+    endpoint = "/chat/completions"
+    model_example = "'gpt-4o-mini'"
+    _error_details = staticmethod(error_body_details)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
@@ -87,33 +66,8 @@ class OpenAIChatModel(StreamingHTTPModel):
             body["reasoning_effort"] = request.reasoning_effort
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_body(request)
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        assembly = _StreamAssembly()
-        async with self._event_source(self._url, body, headers) as source:
-            events = aiter(source)
-            async for event in events:
-                data = event.data
-                if data.strip() == "[DONE]":
-                    break
-                if event.event == "error":
-                    raise self._stream_error(json_or_none(data) or {"error": data})
-                if not data.strip():
-                    continue
-                chunk = self._decode_json(data)
-                if chunk.get("error"):
-                    raise self._stream_error(chunk)
-                for out in assembly.feed(chunk):
-                    yield out
-            await self._finish_body(events)
-        if assembly.finish_reason is None:
-            raise self._incomplete("no finish_reason")
-        yield assembly.completion(fallback_model=self.model)
-
-    def _error_details(self, payload: Any) -> tuple[str, str, float | None]:
-        message, kind = openai_error_details(payload)
-        return message, kind, None
+    def _assembly(self) -> _StreamAssembly:
+        return _StreamAssembly(self)
 
 
 @dataclass
@@ -127,13 +81,26 @@ class _PendingCall:
 class _StreamAssembly:
     """Accumulates the deltas of one streamed choice into the final assistant message."""
 
+    adapter: OpenAIChatModel = field(repr=False)
     text_parts: list[str] = field(default_factory=list)
     calls: dict[int, _PendingCall] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage | None = None
     model: str = ""
+    finished: bool = False
 
-    def feed(self, chunk: dict[str, Any]) -> list[ModelStreamEvent]:
+    def feed(self, event: httpx2.ServerSentEvent) -> list[ModelStreamEvent]:
+        data = event.data
+        if data.strip() == "[DONE]":
+            self.finished = True
+            return []
+        if event.event == "error":
+            raise self.adapter._stream_error(json_or_none(data) or {"error": data})
+        if not data.strip():
+            return []
+        chunk = self.adapter._decode_json(data)
+        if chunk.get("error"):
+            raise self.adapter._stream_error(chunk)
         if isinstance(chunk.get("model"), str) and chunk["model"]:
             self.model = chunk["model"]
         if isinstance(chunk.get("usage"), dict):
@@ -191,23 +158,17 @@ class _StreamAssembly:
                 return index
         return max(self.calls, default=-1) + 1
 
+    def missing(self) -> str | None:
+        return "no finish_reason" if self.finish_reason is None else None
+
     def completion(self, *, fallback_model: str) -> Completion:
         tool_calls = []
         for index in sorted(self.calls):
             pending = self.calls[index]
             raw = "".join(pending.argument_parts)
             arguments, error = decode_arguments(raw)
-            if not pending.name:
-                error = "the model sent a tool call without a tool name"
-            tool_calls.append(
-                ToolCall(
-                    id=pending.id or f"call_{uuid.uuid4().hex[:24]}",
-                    name=pending.name or "",
-                    arguments=arguments,
-                    raw_arguments=raw,
-                    arguments_error=error,
-                )
-            )
+            call_id = pending.id or f"call_{uuid.uuid4().hex[:24]}"
+            tool_calls.append(finished_call(call_id, pending.name or "", raw, arguments, error))
         return Completion(
             message=Message.assistant("".join(self.text_parts), tool_calls=tuple(tool_calls)),
             finish_reason=self.finish_reason or "stop",
@@ -228,11 +189,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 def _wire_message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
-        if not message.tool_call_id:
-            raise ModelError(
-                "a tool result message has no tool_call_id: it must answer an assistant tool call"
-            )
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+        return {"role": "tool", "tool_call_id": answered_call_id(message), "content": message.content}
     if message.role == "assistant" and message.tool_calls:
         return {
             "role": "assistant",
@@ -241,7 +198,7 @@ def _wire_message(message: Message) -> dict[str, Any]:
                 {
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": _wire_arguments(call)},
+                    "function": {"name": call.name, "arguments": wire_arguments(call)},
                 }
                 for call in message.tool_calls
             ],
@@ -257,14 +214,6 @@ def _wire_message(message: Message) -> dict[str, Any]:
         )
         return {"role": "user", "content": parts}
     return {"role": message.role, "content": message.content}
-
-
-def _wire_arguments(call: ToolCall) -> str:
-    # Sending back the model's own bytes keeps the history identical to what it produced, which is what
-    # prefix-based prompt caches match on; re-encoding is only for calls that never had raw text.
-    if call.raw_arguments is not None and call.raw_arguments.strip():
-        return call.raw_arguments
-    return json.dumps(call.arguments, ensure_ascii=False)
 
 
 def _wire_tool(tool: ToolSpec) -> dict[str, Any]:

@@ -3,35 +3,37 @@ with its encrypted content, messages, function calls) so the next request can se
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from seepient.models._http import (
-    StreamingHTTPModel,
+from seepient.models._http import Connection, StreamingHTTPModel
+from seepient.models._wire import (
+    answered_call_id,
+    assistant_completion,
     count,
     decode_arguments,
+    error_body_details,
+    finished_call,
     image_data_url,
-    is_transient,
+    index_of,
     leading_system,
-    openai_error_details,
+    wire_arguments,
 )
-from seepient.models.base import ModelError
 from seepient.protocol import (
     Completion,
     Message,
     ModelRequest,
     ModelStreamEvent,
-    ProviderContent,
     TextChunk,
-    ToolCall,
     ToolCallChunk,
     ToolSpec,
     Usage,
 )
+
+if TYPE_CHECKING:
+    import httpx2
 
 FORMAT = "openai-responses"
 # Separate output messages of one response are separate paragraphs.
@@ -46,27 +48,19 @@ class OpenAIResponsesModel(StreamingHTTPModel):
     Requests are stateless (``store: false``): the whole conversation is sent each time, and for reasoning
     models the reasoning items come back encrypted (``include: reasoning.encrypted_content``) and are returned
     with the function calls they led to, as the API requires for reasoning to carry across tool calls.
+    ``reasoning`` None decides from the model name; a gateway serving a reasoning model under another name
+    says True.
     """
 
     wire_format = FORMAT
     api_root_example = "'https://api.openai.com/v1'"
+    endpoint = "/responses"
+    _error_details = staticmethod(error_body_details)
 
     def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str,
-        api_key: str | None,
-        timeout_s: float = 600,
-        name: str | None = None,
-        api_key_env: str | None = None,
-        reasoning: bool | None = None,
+        self, model: str, *, reasoning: bool | None = None, **connection: Unpack[Connection]
     ) -> None:
-        super().__init__(
-            model, base_url=base_url, api_key=api_key, timeout_s=timeout_s, name=name, api_key_env=api_key_env
-        )
-        self._url = f"{self.base_url}/responses"
-        # None: decide from the model name; a gateway serving a reasoning model under another name says True.
+        super().__init__(model, **connection)
         self._reasoning = reasoning
 
     def _reasons(self, request: ModelRequest) -> bool:
@@ -96,41 +90,8 @@ class OpenAIResponsesModel(StreamingHTTPModel):
             body["temperature"] = request.temperature
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_body(request)
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        assembly = _ResponseAssembly()
-        async with self._event_source(self._url, body, headers) as source:
-            events = aiter(source)
-            async for event in events:
-                data = event.data
-                if not data.strip() or data.strip() == "[DONE]":
-                    continue
-                payload = self._decode_json(data)
-                kind = payload.get("type") or event.event
-                if kind == "error":
-                    raise self._stream_error(payload)
-                if kind == "response.failed":
-                    raise self._stream_error((payload.get("response") or {}).get("error") or payload)
-                for out in assembly.feed(kind, payload):
-                    yield out
-                if assembly.status is not None:
-                    break
-            await self._finish_body(events)
-        if assembly.status is None:
-            raise self._incomplete("no response.completed event")
-        yield assembly.completion(fallback_model=self.model)
-
-    def _error_details(self, payload: Any) -> tuple[str, str, float | None]:
-        message, kind = openai_error_details(payload)
-        return message, kind, None
-
-    def _stream_error(self, payload: Any) -> ModelError:
-        message, kind, _ = self._error_details(payload)
-        return ModelError(
-            f"model {self.name}: the provider reported an error mid-stream: {message or 'no message given'}",
-            retryable=is_transient(kind),
-        )
+    def _assembly(self) -> _ResponseAssembly:
+        return _ResponseAssembly(self)
 
 
 @dataclass
@@ -146,6 +107,7 @@ class _PendingCall:
 class _ResponseAssembly:
     """Follows the streamed output items of one response and assembles the assistant message."""
 
+    adapter: OpenAIResponsesModel = field(repr=False)
     text_parts: list[str] = field(default_factory=list)
     calls: dict[int, _PendingCall] = field(default_factory=dict)
     done_items: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -154,9 +116,15 @@ class _ResponseAssembly:
     incomplete_reason: str | None = None
     usage: Usage | None = None
     model: str = ""
+    finished: bool = False
     _joiner_pending: bool = False
 
-    def feed(self, kind: str, payload: dict[str, Any]) -> list[ModelStreamEvent]:
+    def feed(self, event: httpx2.ServerSentEvent) -> list[ModelStreamEvent]:
+        data = event.data
+        if not data.strip() or data.strip() == "[DONE]":
+            return []
+        payload = self.adapter._decode_json(data)
+        kind = payload.get("type") or event.event
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
             delta = payload.get("delta")
             if not isinstance(delta, str) or not delta:
@@ -168,27 +136,31 @@ class _ResponseAssembly:
                 return [TextChunk(text=_MESSAGE_JOINER), TextChunk(text=delta)]
             return [TextChunk(text=delta)]
         if kind == "response.function_call_arguments.delta":
-            pending = self.calls.get(_int(payload.get("output_index")))
+            pending = self.calls.get(index_of(payload.get("output_index")))
             delta = payload.get("delta")
             if pending is None or not isinstance(delta, str) or not delta:
                 return []
             pending.parts.append(delta)
             return [ToolCallChunk(index=pending.index, arguments_delta=delta)]
         if kind == "response.output_item.added":
-            return self._item_added(_int(payload.get("output_index")), payload.get("item"))
+            return self._item_added(index_of(payload.get("output_index")), payload.get("item"))
         if kind == "response.function_call_arguments.done":
-            pending = self.calls.get(_int(payload.get("output_index")))
+            pending = self.calls.get(index_of(payload.get("output_index")))
             if pending is not None and isinstance(payload.get("arguments"), str):
                 pending.final = payload["arguments"]
             return []
         if kind == "response.output_item.done":
             item = payload.get("item")
             if isinstance(item, dict):
-                self.done_items[_int(payload.get("output_index"))] = item
+                self.done_items[index_of(payload.get("output_index"))] = item
             return []
         if kind in ("response.created", "response.in_progress"):
             self._note_response(payload.get("response"))
             return []
+        if kind == "error":
+            raise self.adapter._stream_error(payload)
+        if kind == "response.failed":
+            raise self.adapter._stream_error((payload.get("response") or {}).get("error") or payload)
         if kind in ("response.completed", "response.incomplete"):
             response = payload.get("response")
             self._note_response(response)
@@ -201,6 +173,7 @@ class _ResponseAssembly:
                 if isinstance(details, dict) and isinstance(details.get("reason"), str):
                     self.incomplete_reason = details["reason"]
             self.status = "completed" if kind == "response.completed" else "incomplete"
+            self.finished = True
             return []
         # content_part.*, output_text.done, reasoning summaries, annotations: nothing the caller streams.
         return []
@@ -234,6 +207,9 @@ class _ResponseAssembly:
         if isinstance(response, dict) and isinstance(response.get("model"), str) and response["model"]:
             self.model = response["model"]
 
+    def missing(self) -> str | None:
+        return "no response.completed event" if self.status is None else None
+
     def completion(self, *, fallback_model: str) -> Completion:
         items = self.output
         if items is None:
@@ -247,17 +223,7 @@ class _ResponseAssembly:
                     f"the response stopped ({self.incomplete_reason or 'incomplete'}) before the arguments of "
                     f"this tool call were complete; {error}"
                 )
-            if not pending.name:
-                error = "the model sent a tool call without a tool name"
-            tool_calls.append(
-                ToolCall(
-                    id=pending.call_id,
-                    name=pending.name,
-                    arguments=arguments,
-                    raw_arguments=raw,
-                    arguments_error=error,
-                )
-            )
+            tool_calls.append(finished_call(pending.call_id, pending.name, raw, arguments, error))
         model = self.model or fallback_model
         if self.status == "incomplete":
             finish = (
@@ -267,19 +233,15 @@ class _ResponseAssembly:
             )
         else:
             finish = "tool_calls" if tool_calls else "stop"
-        message = Message(
-            role="assistant",
-            content="".join(self.text_parts),
-            tool_calls=tuple(tool_calls),
-            provider_content=ProviderContent(format=FORMAT, model=model, items=tuple(items))
-            if items
-            else None,
+        return assistant_completion(
+            wire_format=FORMAT,
+            text="".join(self.text_parts),
+            calls=tuple(tool_calls),
+            items=items,
+            finish_reason=finish,
+            usage=self.usage,
+            model=model,
         )
-        return Completion(message=message, finish_reason=finish, usage=self.usage or Usage(), model=model)
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
 
 def _usage(raw: dict[str, Any]) -> Usage:
@@ -296,12 +258,12 @@ def _wire_input(messages: tuple[Message, ...], model: str) -> list[dict[str, Any
     items: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "tool":
-            if not message.tool_call_id:
-                raise ModelError(
-                    "a tool result message has no tool_call_id: it must answer an assistant tool call"
-                )
             items.append(
-                {"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content}
+                {
+                    "type": "function_call_output",
+                    "call_id": answered_call_id(message),
+                    "output": message.content,
+                }
             )
         elif message.role == "assistant":
             items.extend(_wire_assistant(message, model))
@@ -331,7 +293,12 @@ def _wire_assistant(message: Message, model: str) -> list[dict[str, Any]]:
         items.append({"role": "assistant", "content": message.content})
     for call in message.tool_calls:
         items.append(
-            {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": _arguments(call)}
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": wire_arguments(call),
+            }
         )
     return items
 
@@ -354,7 +321,7 @@ def _replayable_items(message: Message, model: str) -> list[dict[str, Any]] | No
             )
         elif item.get("type") == "function_call":
             calls.append((str(item.get("call_id")), str(item.get("name")), str(item.get("arguments"))))
-    expected = [(call.id, call.name, _arguments(call)) for call in message.tool_calls]
+    expected = [(call.id, call.name, wire_arguments(call)) for call in message.tool_calls]
     if _MESSAGE_JOINER.join(text for text in texts if text) != message.content or calls != expected:
         return None
     # Encrypted reasoning is bound to the model that produced it, and an item known only by id cannot be
@@ -365,13 +332,6 @@ def _replayable_items(message: Message, model: str) -> list[dict[str, Any]] | No
         for item in content.items
         if item.get("type") != "reasoning" or (same_model and item.get("encrypted_content"))
     ]
-
-
-def _arguments(call: ToolCall) -> str:
-    # The model's own bytes go back unchanged; prefix-based prompt caches match on them.
-    if call.raw_arguments is not None and call.raw_arguments.strip():
-        return call.raw_arguments
-    return json.dumps(call.arguments, ensure_ascii=False)
 
 
 def _wire_tool(tool: ToolSpec) -> dict[str, Any]:

@@ -7,7 +7,7 @@ built-in ones field by field.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +79,18 @@ _COMPATIBLE_ENDPOINTS = {
 
 _SPEC_EXAMPLES = "openai:gpt-4o-mini, ollama:llama3.2 or replay:script.yaml"
 
+SCRIPT_SCHEMES: Mapping[str, Callable[[str], Model]] = {
+    "replay": lambda path: ReplayModel(Path(path).expanduser()),
+}
+"""Spec prefixes that name a script played on this machine rather than a provider, each with the factory
+that makes its model from the rest of the spec. A script is the whole conversation: nothing stands in for it
+and nothing else may consume its turns."""
+
+
+def is_script_spec(spec: str) -> bool:
+    """Whether ``spec`` names a script (``replay:PATH``) rather than a provider's model."""
+    return spec.partition(":")[0].strip() in SCRIPT_SCHEMES
+
 
 def known_providers(settings: ModelSettings) -> list[ProviderInfo]:
     """Built-in providers, then those from settings; a settings entry named like a built-in one replaces only
@@ -107,10 +119,13 @@ def resolve_model(
             f"model spec {spec!r} must be provider:model, e.g. {_SPEC_EXAMPLES}; "
             f"known providers: {_names(providers)}"
         )
-    if provider_name == "replay":
+    play_script = SCRIPT_SCHEMES.get(provider_name)
+    if play_script is not None:
         if base_url is not None:
-            raise ModelError(f"--base-url does not apply to {spec!r}: a replay model plays a local script")
-        return ReplayModel(Path(model_id).expanduser())
+            raise ModelError(
+                f"--base-url does not apply to {spec!r}: a {provider_name} model plays a local script"
+            )
+        return play_script(model_id)
     provider = providers.get(provider_name)
     if provider is None:
         raise ModelError(
@@ -157,4 +172,4 @@ def _apply_settings(name: str, configured: ProviderSettings, builtin: ProviderIn
 
 
 def _names(providers: Mapping[str, ProviderInfo]) -> str:
-    return ", ".join([*providers, "replay"])
+    return ", ".join([*providers, *SCRIPT_SCHEMES])

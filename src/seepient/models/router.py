@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from seepient.config.settings import ROUTE_PURPOSES, ROUTE_TIERS, ModelSettings, RouteSettings
-from seepient.models.base import Model, ModelError
+from seepient.models.base import Model, ModelError, ResumableModel
 from seepient.models.pricing import priced
 from seepient.models.resilience import (
     BreakerBoard,
@@ -25,8 +25,7 @@ from seepient.models.resilience import (
     RetryPolicy,
     SystemClock,
 )
-from seepient.models.resolve import known_providers, resolve_model
-from seepient.models.scripted import ReplayModel
+from seepient.models.resolve import SCRIPT_SCHEMES, is_script_spec, known_providers, resolve_model
 from seepient.protocol import Completion, ModelRequest, ModelStreamEvent, TextChunk, ToolCallChunk
 
 Purpose = Literal["text", "commit", "plan", "vision", "media"]
@@ -105,13 +104,17 @@ class ModelRouter:
     except a configured ``efficient`` one and ``media`` ones; ``base_url`` (``--base-url``) applies to that
     override (or to the default model when there is none). One router per process: it holds the breakers
     and the model clients, shared by every ``RoutedModel`` it hands out.
+
+    ``model_override`` may also be a ``Model`` made in Python (a ``ScriptedModel`` or ``FunctionModel`` in a
+    test): it is used under its ``name`` and, like a replay script, is the whole conversation.
+    ``model_factory`` replaces how a target spec becomes a model (by default: ``resolve_model``).
     """
 
     def __init__(
         self,
         settings: ModelSettings,
         *,
-        model_override: str | None = None,
+        model_override: str | Model | None = None,
         base_url: str | None = None,
         environ: Mapping[str, str] | None = None,
         clock: Clock | None = None,
@@ -120,6 +123,11 @@ class ModelRouter:
         on_attempt: Callable[[Attempt], None] | None = None,
     ) -> None:
         self.settings = settings
+        # A model handed in is the conversation itself, like a script: it is known by its name from here on.
+        self._given: dict[str, Model] = {}
+        if model_override is not None and not isinstance(model_override, str):
+            self._given[model_override.name] = model_override
+            model_override = model_override.name
         self.model_override = model_override
         self.retry = RetryPolicy.from_settings(settings.retry)
         self.clock: Clock = clock or SystemClock()
@@ -131,7 +139,7 @@ class ModelRouter:
         self._rng = rng or random.Random()
         self._factory = model_factory or self._resolve
         self._models: dict[str, Model] = {}
-        self._providers = {provider.name for provider in known_providers(settings)} | {"replay"}
+        self._providers = {provider.name for provider in known_providers(settings)} | set(SCRIPT_SCHEMES)
         problems = _Problems()
         for key, configured in settings.routes.items():
             self._expand(key, configured, problems)
@@ -180,17 +188,18 @@ class ModelRouter:
 
     def efficient(self, purpose: Purpose = "text") -> RoutedModel | None:
         """The cheap, fast model for summaries and classifiers (``purpose.efficient``, falling back like any
-        route when none is configured), or None when that would be a replay script: a script is the
-        conversation, and a summary must not consume its turns. Callers then use a strategy without a model."""
+        route when none is configured), or None when that would be a script (a replay script, a model handed in):
+        a script is the conversation, and a summary must not consume its turns. Callers then use a strategy
+        without a model."""
         route = self.route_for(purpose, "efficient")
-        if any(target.spec.startswith("replay:") for target in route.targets):
+        if any(self._is_script(target.spec) for target in route.targets):
             return None
         return self.route(purpose, "efficient")
 
     def resume_replays(self, steps: int) -> None:
-        """Every replay script this router plays continues after ``steps`` played steps (a restored session)."""
+        """Every script this router plays continues after ``steps`` played steps (a restored session)."""
         for model in self._models.values():
-            if isinstance(model, ReplayModel):
+            if isinstance(model, ResumableModel):
                 model.resume_after(steps)
 
     def routes(self) -> list[Route]:
@@ -221,9 +230,13 @@ class ModelRouter:
         """The (cached) model for one target spec; raises ``ModelError`` when it cannot be built."""
         model = self._models.get(target)
         if model is None:
-            model = self._factory(target)
+            given = self._given.get(target)
+            model = given if given is not None else self._factory(target)
             self._models[target] = model
         return model
+
+    def _is_script(self, spec: str) -> bool:
+        return spec in self._given or is_script_spec(spec)
 
     def _resolve(self, spec: str) -> Model:
         base_url = self._base_url if spec == self._base_url_spec else None
@@ -247,8 +260,8 @@ class ModelRouter:
     def _overridden(self, key: str, route: Route | None) -> Route:
         override = self.model_override or ""
         provider = override.partition(":")[0]
-        if provider == "replay" or route is None:
-            # A replay script is the whole conversation; nothing stands in for it.
+        if self._is_script(override) or route is None:
+            # A script is the whole conversation; nothing stands in for it.
             return Route(key, (Target(override, "primary"),), "--model")
         same_provider = route.primary.partition(":")[0] == provider
         kept = [

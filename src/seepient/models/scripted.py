@@ -1,22 +1,28 @@
-"""The ``replay:`` model: plays a scripted list of assistant turns (JSON or YAML, DESIGN §8), one per request.
+"""Scripted models: a conversation given as a list of assistant turns (``ScriptedModel``), a function that
+answers each request (``FunctionModel``), and the ``replay:`` script file loader on top of the first
+(``ReplayModel``, DESIGN §8). The replay model is the offline demo and the backbone of end-to-end tests; the
+other two are test doubles for Python code.
 
-It is the offline demo and the backbone of end-to-end tests, so it streams like a real model: text in
-word-sized chunks, tool calls as fragments, then one ``Completion``. A turn may set ``tokens_per_second`` to
-stream its text at that pace, one word-sized chunk per token, as a provider would (benchmarks use it);
-without it the text streams as fast as the consumer takes it.
+A turn is a mapping with optional ``text``, optional ``tool_calls`` (a list of ``{name, arguments, id?}``) and
+optional ``tokens_per_second``. Each streams like a real model: text in word-sized chunks, tool calls as
+fragments, then one ``Completion``. A paced turn streams its text at that rate, one word-sized chunk per token,
+as a provider would (benchmarks use it); otherwise text streams as fast as the consumer takes it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
+from seepient.models._wire import json_type
 from seepient.models.base import ModelError
 from seepient.protocol import (
     Completion,
@@ -31,9 +37,18 @@ from seepient.protocol import (
 # Split after a run of whitespace, before the next word: joining the pieces gives back the text exactly.
 _WORD_BOUNDARY = re.compile(r"(?<=\s)(?=\S)")
 
+Turn = Mapping[str, Any]
+"""One assistant turn as a script gives it: ``text``, ``tool_calls`` and ``tokens_per_second``, each optional."""
 
-class ReplayScriptError(ModelError):
-    """A replay script that cannot be played; the message names the file and the turn."""
+TurnFunction = Callable[[ModelRequest], Turn | Awaitable[Turn]]
+
+
+class ScriptError(ModelError):
+    """Turns that cannot be played; the message names the script and the turn (or step)."""
+
+
+class ReplayScriptError(ScriptError):
+    """A replay script file that cannot be played; the message names the file and the turn."""
 
 
 class _ScriptedCall(BaseModel):
@@ -58,45 +73,29 @@ _ALLOWED_KEYS = {
 }
 
 
-class ReplayModel:
-    """Plays ``path`` one turn per ``stream()`` call. The script is read and checked when the model is made,
-    so a broken script fails before the conversation starts, not halfway through it."""
+@dataclass(frozen=True)
+class _Turn:
+    text: str
+    calls: tuple[ToolCall, ...]
+    pace: float | None
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.name = f"replay:{self.path}"
-        self._turns, self._paces = _load_script(self.path)
-        self._played = 0
 
-    def __repr__(self) -> str:
-        return f"ReplayModel(path={str(self.path)!r}, turns={len(self._turns)}, played={self._played})"
+class _TurnPlayer:
+    """Streams one turn per request; subclasses say which turn. ``requests`` keeps every request received, in
+    order, so a test can look at what the runtime sent."""
 
-    @property
-    def turn_count(self) -> int:
-        return len(self._turns)
-
-    @property
-    def steps_played(self) -> int:
-        return self._played
-
-    def resume_after(self, steps: int) -> None:
-        """Continue a restored conversation: its history shows ``steps`` steps already played (one assistant
-        message each), so the next request plays the step after them, not the script's first."""
-        self._played = max(self._played, min(steps, len(self._turns)))
+    name: str
+    requests: list[ModelRequest]
 
     async def aclose(self) -> None:
         return None
 
+    async def _next_turn(self, request: ModelRequest) -> _Turn:
+        raise NotImplementedError
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        step = self._played + 1
-        if step > len(self._turns):
-            raise ModelError(
-                f"replay script {self.path} has no turn for step {step}: it has {len(self._turns)} turn(s) and "
-                "all were played; add a turn to the script or end the conversation sooner"
-            )
-        self._played = step
-        text, calls = self._turns[step - 1]
-        pace = self._paces[step - 1]
+        turn = await self._next_turn(request)
+        text, calls, pace = turn.text, turn.calls, turn.pace
         loop = asyncio.get_running_loop()
         started = loop.time()
         # Yielding to the loop between chunks lets consumers, cancellation and timeouts interleave with
@@ -117,7 +116,150 @@ class ReplayModel:
         )
 
 
-def _load_script(path: Path) -> tuple[list[tuple[str, tuple[ToolCall, ...]]], list[float | None]]:
+class ScriptedModel(_TurnPlayer):
+    """Plays ``turns`` in order, one per ``stream()`` call. The turns are checked when the model is made, so a
+    broken script fails before the conversation starts, not halfway through it; a call without an ``id`` gets
+    ``call_r{turn}_{position}``, the same on every run. Asking for a turn past the last is an error naming the
+    step."""
+
+    _error: ClassVar[type[ScriptError]] = ScriptError
+    _keeps_requests: ClassVar[bool] = True
+
+    def __init__(self, turns: Iterable[Turn], *, name: str = "scripted") -> None:
+        self.name = name
+        self.requests = []
+        self._played = 0
+        self._turns = self._check(list(turns))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, turns={len(self._turns)}, played={self._played})"
+
+    @property
+    def turn_count(self) -> int:
+        return len(self._turns)
+
+    @property
+    def steps_played(self) -> int:
+        return self._played
+
+    def resume_after(self, steps: int) -> None:
+        """Continue a restored conversation: its history shows ``steps`` steps already played (one assistant
+        message each), so the next request plays the step after them, not the script's first."""
+        self._played = max(self._played, min(steps, len(self._turns)))
+
+    def _described(self) -> str:
+        return f"scripted model {self.name!r}"
+
+    def _check(self, raw_turns: list[Any]) -> list[_Turn]:
+        where = self._described()
+        if not raw_turns:
+            raise self._error(f"{where} has no turns: add at least one assistant turn")
+        checker = _TurnChecker(self._error, "turn", "r")
+        return [checker.check(raw, number, where) for number, raw in enumerate(raw_turns, start=1)]
+
+    async def _next_turn(self, request: ModelRequest) -> _Turn:
+        if self._keeps_requests:
+            self.requests.append(request)
+        step = self._played + 1
+        if step > len(self._turns):
+            raise self._error(
+                f"{self._described()} has no turn for step {step}: it has {len(self._turns)} turn(s) and all were "
+                "played; add a turn to the script or end the conversation sooner"
+            )
+        self._played = step
+        return self._turns[step - 1]
+
+
+class FunctionModel(_TurnPlayer):
+    """Answers each request with the turn ``fn(request)`` gives (or the awaitable it returns resolves to), so a
+    test can answer from what the runtime sent. A call without an ``id`` gets ``call_f{step}_{position}``; a
+    turn that is not one is an error naming the step. A ``ModelError`` raised by ``fn`` reaches the caller as a
+    provider's would."""
+
+    def __init__(self, fn: TurnFunction, *, name: str = "function") -> None:
+        self.name = name
+        self.requests = []
+        self._fn = fn
+        self._checker = _TurnChecker(ScriptError, "step", "f")
+
+    def __repr__(self) -> str:
+        return f"FunctionModel(name={self.name!r}, fn={self._fn!r}, steps={len(self.requests)})"
+
+    async def _next_turn(self, request: ModelRequest) -> _Turn:
+        self.requests.append(request)
+        step = len(self.requests)
+        answer = self._fn(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return self._checker.check(answer, step, f"function model {self.name!r}")
+
+
+class ReplayModel(ScriptedModel):
+    """Plays the replay script at ``path`` (JSON when it ends in ``.json``, YAML otherwise), read and checked
+    when the model is made. It keeps no requests: it plays real runs (the demo, a server's sessions), where a
+    long conversation must not pile its requests up."""
+
+    _error = ReplayScriptError
+    _keeps_requests = False
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        super().__init__(_read_script(self.path), name=f"replay:{self.path}")
+
+    def __repr__(self) -> str:
+        return f"ReplayModel(path={str(self.path)!r}, turns={self.turn_count}, played={self.steps_played})"
+
+    def _described(self) -> str:
+        return f"replay script {self.path}"
+
+
+@dataclass
+class _TurnChecker:
+    """Checks turns one by one, keeping tool call ids unique across them. ``unit`` is what a turn is called in
+    messages (a script's ``turn``, a function's ``step``); ``id_letter`` marks the ids it makes up."""
+
+    error: type[ScriptError]
+    unit: str
+    id_letter: str
+    seen_ids: dict[str, int] = field(default_factory=dict)
+
+    def check(self, raw: Any, number: int, where: str) -> _Turn:
+        where = f"{where}: {self.unit} {number}"
+        if not isinstance(raw, Mapping):
+            raise self.error(f"{where} must be a mapping with text and/or tool_calls, not {_kind(raw)}")
+        try:
+            turn = _ScriptedTurn.model_validate(dict(raw))
+        except ValidationError as exc:
+            raise self.error(f"{where}: {_describe(exc)}") from exc
+        if not turn.text and not turn.tool_calls:
+            raise self.error(f"{where} is empty: give it text, tool_calls or both")
+        return _Turn(turn.text or "", self._calls(turn, number, where), turn.tokens_per_second)
+
+    def _calls(self, turn: _ScriptedTurn, number: int, where: str) -> tuple[ToolCall, ...]:
+        calls = []
+        for position, call in enumerate(turn.tool_calls, start=1):
+            call_id = call.id or f"call_{self.id_letter}{number}_{position}"
+            if call_id in self.seen_ids:
+                raise self.error(
+                    f"{where}: tool call id {call_id!r} is already used in {self.unit} {self.seen_ids[call_id]}; "
+                    "ids must be unique"
+                )
+            self.seen_ids[call_id] = number
+            try:
+                raw_arguments = json.dumps(call.arguments, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                # YAML reads unquoted dates, timestamps and .nan as values JSON cannot carry.
+                raise self.error(
+                    f"{where}: tool_calls[{position - 1}].arguments holds a value that is not JSON ({exc}); "
+                    "quote it to make it a string"
+                ) from exc
+            calls.append(
+                ToolCall(id=call_id, name=call.name, arguments=call.arguments, raw_arguments=raw_arguments)
+            )
+        return tuple(calls)
+
+
+def _read_script(path: Path) -> list[Any]:
     data = _parse(path)
     if data is None:
         raise ReplayScriptError(f"replay script {path} is empty: it must be a list of assistant turns")
@@ -126,45 +268,7 @@ def _load_script(path: Path) -> tuple[list[tuple[str, tuple[ToolCall, ...]]], li
             f"replay script {path} must be a list of assistant turns (each with text and/or tool_calls), "
             f"not {_kind(data)}"
         )
-    if not data:
-        raise ReplayScriptError(f"replay script {path} has no turns: add at least one assistant turn")
-    turns: list[tuple[str, tuple[ToolCall, ...]]] = []
-    paces: list[float | None] = []
-    seen_ids: dict[str, int] = {}
-    for number, raw in enumerate(data, start=1):
-        where = f"replay script {path}: turn {number}"
-        if not isinstance(raw, dict):
-            raise ReplayScriptError(
-                f"{where} must be a mapping with text and/or tool_calls, not {_kind(raw)}"
-            )
-        try:
-            turn = _ScriptedTurn.model_validate(raw)
-        except ValidationError as exc:
-            raise ReplayScriptError(f"{where}: {_describe(exc)}") from exc
-        if not turn.text and not turn.tool_calls:
-            raise ReplayScriptError(f"{where} is empty: give it text, tool_calls or both")
-        calls = []
-        for position, call in enumerate(turn.tool_calls, start=1):
-            call_id = call.id or f"call_r{number}_{position}"
-            if call_id in seen_ids:
-                raise ReplayScriptError(
-                    f"{where}: tool call id {call_id!r} is already used in turn {seen_ids[call_id]}; ids must be unique"
-                )
-            seen_ids[call_id] = number
-            try:
-                raw_arguments = json.dumps(call.arguments, ensure_ascii=False, allow_nan=False)
-            except (TypeError, ValueError) as exc:
-                # YAML reads unquoted dates, timestamps and .nan as values JSON cannot carry.
-                raise ReplayScriptError(
-                    f"{where}: tool_calls[{position - 1}].arguments holds a value that is not JSON ({exc}); "
-                    "quote it to make it a string"
-                ) from exc
-            calls.append(
-                ToolCall(id=call_id, name=call.name, arguments=call.arguments, raw_arguments=raw_arguments)
-            )
-        turns.append((turn.text or "", tuple(calls)))
-        paces.append(turn.tokens_per_second)
-    return turns, paces
+    return data
 
 
 def _parse(path: Path) -> Any:
@@ -213,16 +317,4 @@ def _describe(exc: ValidationError) -> str:
 
 
 def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+    return json_type(value, array="a list", mapping="a mapping")

@@ -85,7 +85,8 @@ class SessionOptions:
     """What a surface knows when it opens a session; anything left ``None`` comes from the settings."""
 
     workspace: Path
-    model: str | None = None
+    model: str | Model | None = None
+    """A spec (``provider:model``, ``replay:PATH``) or a ``Model`` made in Python (a test's ``ScriptedModel``)."""
     mode: str | None = None
     base_url: str | None = None
     sandbox: Literal["auto", "off"] | None = None

@@ -12,7 +12,7 @@ from seepient.config.settings import Settings
 from seepient.models.router import ModelRouter
 from seepient.surfaces.cli.models_cmd import format_models_report, models_report
 from tests.conftest import BIN
-from tests.models.helpers import FakeClock
+from tests.support.clock import FakeClock
 
 SECRET = "sk-ant-SEEPIENT-MODELS-SECRET-41c9"
 ROUTES = {

@@ -10,12 +10,12 @@ from typing import Any
 
 import httpx2
 import pytest
-import yaml
 
 from seepient.config import SeepientPaths
 from seepient.store import Store, database_url
 from seepient.surfaces.server.run import ServerOptions, running_server
 from tests.store.postgres import postgres_cluster
+from tests.support.scripts import write_script
 
 
 @dataclass
@@ -31,9 +31,7 @@ class Served:
         return httpx2.AsyncClient(base_url=self.url, headers=headers, trust_env=False, timeout=20, **kw)
 
     def script(self, turns: list[dict[str, Any]], name: str = "script.yaml") -> Path:
-        path = self.root / name
-        path.write_text(yaml.safe_dump(turns, sort_keys=False))
-        return path
+        return write_script(self.root / name, turns)
 
 
 async def start(

@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx2
 import pytest
-import yaml
 from websockets.asyncio.client import ClientConnection, connect
 
 from seepient.config import SeepientPaths
@@ -22,6 +21,7 @@ from seepient.surfaces.server.live import EventWriter, LiveSession
 from seepient.surfaces.server.replicas import ReplicaLink
 from seepient.surfaces.server.run import ServerOptions, running_server
 from tests.store.postgres import create_database
+from tests.support.scripts import new_script
 
 _WORDS = 300
 
@@ -46,8 +46,7 @@ class Replicas:
         )
 
     async def session(self, turns: list[dict[str, Any]], *, on: str, mode: str = "always-ask") -> str:
-        script = self.root / f"script-{len(list(self.root.glob('script-*')))}.yaml"
-        script.write_text(yaml.safe_dump(turns, sort_keys=False))
+        script = new_script(self.root, turns)
         async with self.client(on) as http:
             created = await http.post(
                 "/v1/sessions",

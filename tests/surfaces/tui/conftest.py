@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from textual.pilot import Pilot
@@ -16,6 +15,7 @@ from textual.pilot import Pilot
 from seepient.config import SeepientPaths
 from seepient.runtime import SessionOptions
 from seepient.surfaces.tui.app import SeepientTui
+from tests.support.scripts import write_script
 
 AppFactory = Callable[..., SeepientTui]
 
@@ -25,8 +25,7 @@ def _factory(root: Path) -> AppFactory:
     workspace.mkdir(parents=True, exist_ok=True)
 
     def make(turns: list[dict[str, Any]], **options: Any) -> SeepientTui:
-        script = root / "script.yaml"
-        script.write_text(yaml.safe_dump(turns, sort_keys=False))
+        script = write_script(root / "script.yaml", turns)
         app = SeepientTui(
             SessionOptions(
                 workspace=workspace,

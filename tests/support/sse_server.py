@@ -3,8 +3,9 @@
 It answers every wire format Seepient speaks under one prefix (default ``/v1``): ``/chat/completions``,
 ``/responses``, ``/messages`` and ``/models/{model}:streamGenerateContent``, serving queued replies in order
 whatever the endpoint, so one test can follow a request across providers. Use it in-process
-(``with SSEReplayServer() as server: server.queue(Reply.transcript(...))``) from any test, or run it by
-hand: ``python tests/models/sse_server.py openai_chat_completions__test_parse_nothing.sse``.
+(``with SSEReplayServer() as server: server.queue(Reply.transcript(...))``, or the ``sse_server`` fixture)
+from any test or benchmark, or run it by hand:
+``python -m tests.support.sse_server openai_chat_completions__test_parse_nothing.sse``.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ class Reply:
         ``arguments`` object, optional ``id``) as a header fragment plus argument fragments, the finish
         reason, the usage-only chunk and ``[DONE]``."""
         chunks: list[Mapping[str, Any] | str] = [
-            chat_chunk(content=piece, model=model) for piece in re.split(r"(?<=\s)(?=\S)", text) if piece
+            chat_chunk(content=piece, model=model) for piece in _words(text)
         ]
         calls = list(tool_calls)
         for index, call in enumerate(calls):
@@ -139,9 +140,8 @@ class Reply:
                 "function": {"name": call["name"], "arguments": ""},
             }
             chunks.append(chat_chunk(tool_calls=[header], model=model))
-            arguments = json.dumps(call.get("arguments", {}))
-            for start in range(0, len(arguments), 8):
-                fragment = {"index": index, "function": {"arguments": arguments[start : start + 8]}}
+            for piece in _fragments(call):
+                fragment = {"index": index, "function": {"arguments": piece}}
                 chunks.append(chat_chunk(tool_calls=[fragment], model=model))
         chunks.append(chat_chunk(finish_reason="tool_calls" if calls else "stop", model=model))
         prompt, completion = usage
@@ -155,6 +155,18 @@ class Reply:
         return cls.stream(*chunks)
 
     @classmethod
+    def json_error(
+        cls, status: int, body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+    ) -> Reply:
+        """An HTTP error whose body is ``body`` as JSON."""
+        return cls(
+            status=status,
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+            headers=dict(headers or {}),
+        )
+
+    @classmethod
     def error(
         cls,
         status: int,
@@ -165,13 +177,7 @@ class Reply:
         headers: Mapping[str, str] | None = None,
     ) -> Reply:
         """An HTTP error with an OpenAI-shaped JSON body."""
-        body = {"error": {"message": message, "type": type, "param": None, "code": code}}
-        return cls(
-            status=status,
-            body=json.dumps(body).encode(),
-            content_type="application/json",
-            headers=dict(headers or {}),
-        )
+        return cls.json_error(status, _openai_error_body(message, type, code), headers=headers)
 
     @classmethod
     def anthropic_error(
@@ -179,12 +185,7 @@ class Reply:
     ) -> Reply:
         """An HTTP error with Anthropic's body: ``{"type": "error", "error": {"type", "message"}}``."""
         body = {"type": "error", "error": {"type": kind, "message": message}}
-        return cls(
-            status=status,
-            body=json.dumps(body).encode(),
-            content_type="application/json",
-            headers=dict(headers or {}),
-        )
+        return cls.json_error(status, body, headers=headers)
 
     @classmethod
     def gemini_error(
@@ -211,12 +212,7 @@ class Reply:
         if retry_delay is not None:
             details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay})
         body = {"error": {"code": status, "message": message, "status": state, "details": details}}
-        return cls(
-            status=status,
-            body=json.dumps(body).encode(),
-            content_type="application/json",
-            headers=dict(headers or {}),
-        )
+        return cls.json_error(status, body, headers=headers)
 
     @classmethod
     def responses_synthesized(
@@ -285,13 +281,13 @@ class Reply:
                 "name": call["name"],
             }
             events.append({"type": "response.output_item.added", "output_index": index, "item": added})
-            for start in range(0, len(arguments), 8):
+            for piece in _fragments(call):
                 events.append(
                     {
                         "type": "response.function_call_arguments.delta",
                         "item_id": item_id,
                         "output_index": index,
-                        "delta": arguments[start : start + 8],
+                        "delta": piece,
                     }
                 )
             done = {**added, "status": "completed", "arguments": arguments}
@@ -403,13 +399,12 @@ class Reply:
                     },
                 }
             )
-            arguments = json.dumps(call.get("arguments", {}))
-            for start in range(0, len(arguments), 8):
+            for piece in _fragments(call):
                 events.append(
                     {
                         "type": "content_block_delta",
                         "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": arguments[start : start + 8]},
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
                     }
                 )
             events.append({"type": "content_block_stop", "index": index})
@@ -530,6 +525,16 @@ def _words(text: str) -> list[str]:
     return [piece for piece in re.split(r"(?<=\s)(?=\S)", text) if piece]
 
 
+def _fragments(call: Mapping[str, Any]) -> list[str]:
+    """A scripted call's arguments as JSON text in 8-character pieces, as providers stream them."""
+    arguments = json.dumps(call.get("arguments", {}))
+    return [arguments[start : start + 8] for start in range(0, len(arguments), 8)]
+
+
+def _openai_error_body(message: str, kind: str | None, code: str | None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     method: str
@@ -637,14 +642,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _not_found(self) -> None:
         message = f"Unknown request URL: {self.command} {self.path}."
-        body = {
-            "error": {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": "unknown_url",
-            }
-        }
+        body = _openai_error_body(message, "invalid_request_error", "unknown_url")
         self._send_body(404, json.dumps(body).encode(), "application/json", {})
 
     def _send_body(self, status: int, body: bytes, content_type: str, headers: Mapping[str, str]) -> None:
