@@ -71,3 +71,28 @@ async def test_a_database_named_on_the_command_line_is_private_too(tmp_path: Pat
         assert _mode(path) == 0o600 and _mode(path.with_name("server.sqlite-wal")) == 0o600
     finally:
         await store.aclose()
+
+
+def test_memory_notes_and_the_knowledge_index_are_0600(tmp_path: Path, umask: int) -> None:
+    """Seepient's other state under its home: notes the agent keeps (they may quote the user) and the index of
+    a workspace's files."""
+    from seepient.context.knowledge import KnowledgeIndex
+    from seepient.execution.memory import commit_memory
+    from seepient.protocol import FileChange
+    from seepient.protocol.actions import MemoryAction
+
+    home, workspace = tmp_path / "seepient-home", tmp_path / "ws"
+    workspace.mkdir()
+    action = MemoryAction(
+        command="create",
+        scope="user",
+        path="notes.md",
+        change=FileChange(path="notes.md", pre_image_sha256=None, new_content="the user said hi\n"),
+    )
+    outcome = commit_memory(home, workspace, action)
+    assert outcome.ok, outcome
+    notes = [p for p in home.rglob("notes.md")]
+    assert notes and all(_mode(p) == 0o600 for p in notes)
+    index = KnowledgeIndex(home / "knowledge" / "index.db", writable=True)
+    index._db.close()
+    assert _mode(home / "knowledge" / "index.db") == 0o600

@@ -164,6 +164,10 @@ class KnowledgeIndex:
         self._reusable: dict[str, bytes] = {}
         if writable:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # The index quotes the files it read: created 0600 before SQLite opens it (its -wal and -shm files
+            # take the database's mode), whatever the umask.
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
+            os.chmod(path, 0o600)
             self._db = sqlite3.connect(path)
             try:
                 self._db.executescript(_SCHEMA)

@@ -308,12 +308,12 @@ def _forget(directory: os.stat_result) -> None:
         _scan_memo.pop((directory.st_dev, directory.st_ino), None)
 
 
-def _write_temp(parent_fd: int, data: bytes, original: os.stat_result | None) -> str:
+def _write_temp(parent_fd: int, data: bytes, original: os.stat_result | None, new_mode: int = 0o644) -> str:
     name = f".seepient-commit-{os.getpid()}-{secrets.token_hex(8)}.tmp"
-    # A new file is created with 0o644 and the kernel applies the umask; an existing file's mode is copied.
+    # A new file is created with ``new_mode`` and the kernel applies the umask; an existing file's mode is copied.
     # The copy is an fchmod even when the mode may already match: what the creation mode became depends on
     # the umask, which cannot be read without setting it under every other thread, and the call costs ~1 µs.
-    mode = 0o600 if original is not None else 0o644
+    mode = 0o600 if original is not None else new_mode
     fd = os.open(
         name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent_fd
     )
@@ -433,8 +433,9 @@ def _edited_digest(root: Path, parts: list[str], change: FileChange, display: st
     return hashlib.sha256(new_bytes).hexdigest()
 
 
-def commit_change(workspace: Path, change: FileChange) -> CommitOutcome:
-    """Apply ``change`` inside ``workspace`` exactly, or touch nothing and say why."""
+def commit_change(workspace: Path, change: FileChange, *, new_file_mode: int = 0o644) -> CommitOutcome:
+    """Apply ``change`` inside ``workspace`` exactly, or touch nothing and say why. A file the change creates
+    gets ``new_file_mode`` (less the umask): 0o600 for Seepient's own state, such as memory notes."""
     display = change.path
     if change.delete:
         return CommitOutcome(
@@ -451,7 +452,7 @@ def commit_change(workspace: Path, change: FileChange) -> CommitOutcome:
         root = Path(os.path.realpath(workspace)) if needs_resolving else Path(workspace)
         parts = _relative_parts(workspace, root, change.path)
         display = "/".join(parts)
-        return _commit(root, parts, change, display)
+        return _commit(root, parts, change, display, new_file_mode)
     except _Refused as refused:
         return CommitOutcome(code=refused.code, message=refused.message, path=display)  # type: ignore[arg-type]
     except OSError as exc:
@@ -477,7 +478,9 @@ def _open_root(root: Path) -> int:
         raise _Refused("INVALID", f"the workspace {root} is not a directory") from None
 
 
-def _commit(root: Path, parts: list[str], change: FileChange, display: str) -> CommitOutcome:
+def _commit(
+    root: Path, parts: list[str], change: FileChange, display: str, new_file_mode: int = 0o644
+) -> CommitOutcome:
     root_fd = _open_root(root)
     created: list[tuple[int, str]] = []
     with _closing_fds() as fds:
@@ -489,7 +492,7 @@ def _commit(root: Path, parts: list[str], change: FileChange, display: str) -> C
             # Commits into one directory take turns, so two changes prepared against the same bytes cannot
             # both pass the pre-image check and the second silently overwrite the first.
             fcntl.flock(parent_fd, fcntl.LOCK_EX)
-            outcome = _commit_in(parent_fd, parts[-1], change, display, root_fd)
+            outcome = _commit_in(parent_fd, parts[-1], change, display, root_fd, new_file_mode)
         except BaseException:
             for dir_fd, name in reversed(created):
                 with contextlib.suppress(OSError):
@@ -499,7 +502,9 @@ def _commit(root: Path, parts: list[str], change: FileChange, display: str) -> C
         return outcome
 
 
-def _commit_in(parent_fd: int, name: str, change: FileChange, display: str, root_fd: int) -> CommitOutcome:
+def _commit_in(
+    parent_fd: int, name: str, change: FileChange, display: str, root_fd: int, new_file_mode: int = 0o644
+) -> CommitOutcome:
     current, info = _read_current(parent_fd, name, display)
     if change.pre_image_sha256 is None:
         if current is not None:
@@ -547,7 +552,7 @@ def _commit_in(parent_fd: int, name: str, change: FileChange, display: str, root
         scanned_at = time.monotonic()
     # Until this commit ends with its temp file gone, the memo must not vouch for the directory.
     _forget(directory)
-    temp = _write_temp(parent_fd, new_bytes, info)
+    temp = _write_temp(parent_fd, new_bytes, info, new_file_mode)
     temp_gone = True
     try:
         if info is None:

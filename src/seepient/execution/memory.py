@@ -200,7 +200,8 @@ def commit_memory(seepient_home: Path, workspace: Path, action: MemoryAction) ->
                 )
             with _open_folder(seepient_home, root, create=True):
                 pass
-            return commit_change(root, change)
+            # Notes are Seepient's own state (they may quote what the user said): readable by the user alone.
+            return commit_change(root, change, new_file_mode=0o600)
         if action.pre_image_sha256 is None:
             return CommitOutcome(code="INVALID", message=f"{action.command} needs the file's pre-image hash")
         with _open_folder(seepient_home, root, create=False) as folder:
