@@ -240,3 +240,20 @@ async def test_an_edit_rule_written_for_a_directory_is_honoured_by_the_next_sess
     await headless.run("x")
     assert [r.status for r in _results(events)] == ["ok", "rejected"]  # the rule covers src/ only
     assert audit_actions(headless)[-2]["verdict"]["rule"] == "allow:Edit(/src/**)"
+
+
+async def test_an_unpaired_surrogate_in_the_arguments_is_a_clear_error(make_session) -> None:
+    """JSON lets a model write "\\ud800"; no command, path or canonical digest can hold it."""
+    session, events = make_session(
+        [
+            {"tool_calls": [{"name": "shell", "arguments": {"command": "echo \ud800"}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "a\udfff.txt", "content": "x"}}]},
+            {"text": "ok"},
+        ]
+    )
+    await session.run("x")
+    results = _results(events)
+    assert [r.status for r in results] == ["error", "error"]
+    assert all("unpaired UTF-16 surrogate" in r.output for r in results)
+    assert audit_actions(session) == []
+    assert not list(session.workspace.iterdir()) or not any("a" in p.name for p in session.workspace.iterdir())

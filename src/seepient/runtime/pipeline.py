@@ -126,6 +126,17 @@ class ToolCallPipeline:
                 "error",
                 f"Arguments for {call.name} are not a JSON object: {call.arguments_error}",
             )
+        surrogate = _lone_surrogate(call.arguments)
+        if surrogate is not None:
+            # JSON's "\ud800" escape decodes to a lone surrogate, which no file, command or canonical digest
+            # (RFC 8785) can hold; say so rather than fail deep inside preparation.
+            return self._finish(
+                call,
+                turn_id,
+                "error",
+                f"Arguments for {call.name} hold an unpaired UTF-16 surrogate (U+{ord(surrogate):04X}) in "
+                "a string; write the character itself, not a surrogate escape",
+            )
         try:
             args = tool.input_model.model_validate(call.arguments)
         except ValidationError as exc:
@@ -408,6 +419,23 @@ def _file_images(workspace: Path, draft: PreparedActionDraft) -> tuple[FileImage
         )
         for image in expected_images(workspace, changes)
     )
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first unpaired surrogate in any string of a JSON value (keys included), or None."""
+    if isinstance(value, str):
+        return next((ch for ch in value if "\ud800" <= ch <= "\udfff"), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key) or _lone_surrogate(item)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            found = _lone_surrogate(item)
+            if found is not None:
+                return found
+    return None
 
 
 def _refusal_text(approval: ApprovalResponse, feedback: str) -> str:
