@@ -42,8 +42,13 @@ def test_user_settings_choose_key_and_witness(tmp_path, paths):
 def test_a_projects_settings_cannot_move_the_key_or_the_witness(tmp_path, paths, block):
     workspace = tmp_path / "ws"
     _write(SeepientPaths.project_settings(workspace), {"audit": block})
-    with pytest.raises(SettingsError, match="audit"):
-        load_settings(workspace, paths=paths)
+    for trusted in (False, True):
+        settings = load_settings(workspace, paths=paths, project_trust=trusted)
+        # Ignored, trusted or not, and reported: the key and the witness stay where the user put them.
+        assert settings.audit.signing_key(paths) == paths.audit_signing_key
+        assert settings.audit.witness() is None
+        assert settings.project is not None
+        assert any(change.key.startswith("audit") for change in settings.project.ignored)
 
 
 def test_relative_paths_are_refused(tmp_path, paths):

@@ -256,4 +256,6 @@ async def test_an_unpaired_surrogate_in_the_arguments_is_a_clear_error(make_sess
     assert [r.status for r in results] == ["error", "error"]
     assert all("unpaired UTF-16 surrogate" in r.output for r in results)
     assert audit_actions(session) == []
-    assert not list(session.workspace.iterdir()) or not any("a" in p.name for p in session.workspace.iterdir())
+    assert not list(session.workspace.iterdir()) or not any(
+        "a" in p.name for p in session.workspace.iterdir()
+    )
