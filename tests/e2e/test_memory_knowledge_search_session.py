@@ -15,10 +15,10 @@ from seepient.context.knowledge import KnowledgeIndex
 from seepient.protocol import ApprovalDecision, PermissionRequest, ToolResult
 from tests.net.local_http import LocalHttpServer, Reply
 from tests.runtime.conftest import (
-    ScriptedApprover,
     audit_actions,
     make_session_fixture,  # noqa: F401 - registers the fixture
 )
+from tests.support.approver import ScriptedApprover
 
 KEY = "sk-session-key-93b1d7"
 

@@ -22,10 +22,10 @@ from seepient.protocol import (
 from seepient.runtime import SessionOptions
 from seepient.surfaces.cli.render import HumanRenderer, JsonRenderer
 from tests.runtime.conftest import (
-    ScriptedApprover,
     audit_actions,
     make_session_fixture,  # noqa: F401 - registers the fixture
 )
+from tests.support.approver import ScriptedApprover
 
 
 def _todo(*items: dict[str, Any]) -> dict[str, Any]:
