@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +81,25 @@ class SessionParts:
     mcp: SessionMcp
 
 
+@dataclass(frozen=True)
+class _Basis:
+    """What every builder of one session starts from."""
+
+    options: SessionOptions
+    lineage: Lineage
+    workspace: Path
+    paths: SeepientPaths
+    settings: Settings
+    mode: str
+    sandbox: str
+    session_id: str
+    events: EventStream
+    net_policy: AddressPolicy
+    own_files: tuple[Path, ...]
+    """Seepient's own files kept outside its home (an audit key and its public key, a witness): as unreadable
+    to the model, and as invisible in the jail, as the home itself."""
+
+
 def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionParts:
     """Build every part of a session; configuration problems raise ``SettingsError`` or ``ModelError`` before
     any turn. ``open_session`` opens the session's sub-agents."""
@@ -90,101 +109,39 @@ def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionPa
     workspace_rules = paths.workspace_rules(workspace, options.principal)
     settings = lineage.settings_for(options, workspace, paths, workspace_rules)
     mode = normalise_mode(options.mode or settings.permissions.mode or "ask-untrusted")
-    sandbox = options.sandbox or settings.execution.sandbox
     models = _build_models(options, settings)
     session_id = options.session_id or new_id("ses")
-    events = EventStream(session_id, keep=options.event_history)
-    net_policy = _net_policy(settings)
-    own_files = _own_files(settings, paths)
-    policy = _build_policy(workspace, paths, mode, settings, lineage, net_policy, own_files)
-    audit = _build_audit(settings, paths, workspace, lineage, options.principal)
+    b = _Basis(
+        options=options,
+        lineage=lineage,
+        workspace=workspace,
+        paths=paths,
+        settings=settings,
+        mode=mode,
+        sandbox=options.sandbox or settings.execution.sandbox,
+        session_id=session_id,
+        events=EventStream(session_id, keep=options.event_history),
+        net_policy=_net_policy(settings),
+        own_files=_own_files(settings, paths),
+    )
+    policy = _build_policy(b)
+    audit = _build_audit(b)
     try:
         # Before anything reads the workspace: a root finishes or undoes the commits earlier runs left open.
         warnings = lineage.begin(audit, session_id=session_id, workspace=workspace, settings=settings)
-        executor, host_reads = _build_executor(
-            settings,
-            workspace=workspace,
-            paths=paths,
-            sandbox=sandbox,
-            environ=options.environ,
-            net_policy=net_policy,
-            policy=policy,
-            own_files=own_files,
-            session_id=session_id,
-            audit=audit,
-        )
+        executor, host_reads = _build_executor(b, policy, audit)
         history: list[Message] = list(options.history)
         approver = lineage.approver(options.approver)
-        broker = _build_broker(options, approver, policy, lineage.project_rules(workspace_rules))
-        hooks = HookRunner(
-            settings.hooks,
-            workspace=workspace,
-            session_id=session_id,
-            environ=options.environ,
-            functions=lineage.function_hooks(options),
-        )
-        context = _build_context(
-            options, settings, paths, workspace, mode, sandbox, models, policy, host_reads, warnings
-        )
+        broker = _build_broker(b, approver, policy, lineage.project_rules(workspace_rules))
+        hooks = _build_hooks(b)
+        context = _build_context(b, models, policy, host_reads, warnings)
         registry = ToolRegistry()
-        subagents = _build_subagents(
-            lineage,
-            settings,
-            session_id=session_id,
-            workspace=workspace,
-            registry=registry,
-            hooks=hooks,
-            events=events,
-            policy=policy,
-            open_child=_child_opener(
-                options, paths=paths, router=models.router, sandbox=sandbox, open_session=open_session
-            ),
-        )
-        _add_tools(registry, options, settings, lineage, context.skills, events, subagents)
-        deps = _build_pipeline_deps(
-            options,
-            settings,
-            mode=mode,
-            models=models,
-            registry=registry,
-            policy=policy,
-            broker=broker,
-            executor=executor,
-            audit=audit,
-            events=events,
-            workspace=workspace,
-            session_id=session_id,
-            history=history,
-            hooks=hooks,
-        )
+        subagents = _build_subagents(b, registry, hooks, policy, models.router, open_session)
+        _add_tools(b, registry, context.skills, subagents)
+        deps = _build_pipeline_deps(b, models, registry, policy, broker, executor, audit, history, hooks)
         pipeline = ToolCallPipeline(deps)
-        loop = AgentLoop(
-            model=models.model,
-            model_name=model_id(models.model.name),
-            registry=registry,
-            pipeline=pipeline,
-            events=events,
-            history=history,
-            system_prompt=context.system_prompt(),
-            max_steps=options.max_steps or settings.runtime.max_steps,
-            context=context,
-            max_parallel_tools=settings.runtime.max_parallel_tools,
-            stop_hook=hooks.stop,
-            start_hook=hooks.session_start,
-        )
-        mcp = _build_mcp(
-            options,
-            settings,
-            workspace=workspace,
-            registry=registry,
-            events=events,
-            audit=audit,
-            approver=approver,
-            session_id=session_id,
-            model_spec=models.model.name,
-            net_policy=net_policy,
-            policy=policy,
-        )
+        loop = _build_loop(b, models, registry, pipeline, history, context, hooks)
+        mcp = _build_mcp(b, registry, audit, approver, policy, models.model.name)
     except BaseException:
         # A session that did not open holds nothing open.
         audit.close()
@@ -194,12 +151,12 @@ def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionPa
         workspace=workspace,
         settings=settings,
         mode=mode,
-        sandbox=sandbox,
+        sandbox=b.sandbox,
         model=models.model,
         router=models.router,
         owns_router=options.router is None,
         registry=registry,
-        events=events,
+        events=b.events,
         audit=audit,
         context=context,
         history=history,
@@ -273,41 +230,31 @@ def _net_policy(settings: Settings) -> AddressPolicy:
         raise SettingsError(f"settings: net: {exc}") from None
 
 
-def _own_files(settings: Settings, paths: SeepientPaths) -> list[Path]:
-    """Seepient's own files kept outside its home (an audit key and its public key, a witness): as unreadable
-    to the model, and as invisible in the jail, as the home itself."""
+def _own_files(settings: Settings, paths: SeepientPaths) -> tuple[Path, ...]:
     key, witness = settings.audit.signing_key(paths), settings.audit.witness()
-    return [key, *([witness] if witness is not None else []), key.with_name(key.name + ".pub")]
+    return (key, *((witness,) if witness is not None else ()), key.with_name(key.name + ".pub"))
 
 
-def _build_policy(
-    workspace: Path,
-    paths: SeepientPaths,
-    mode: str,
-    settings: Settings,
-    lineage: Lineage,
-    net_policy: AddressPolicy,
-    own_files: Sequence[Path],
-) -> PolicyEngine:
+def _build_policy(b: _Basis) -> PolicyEngine:
     return PolicyEngine(
-        workspace,
-        seepient_home=paths.home,
-        mode=mode,
-        permissions=settings.permissions,
-        sources=lineage.rule_sources(settings),
-        net_policy=net_policy,
-        protected=own_files,
+        b.workspace,
+        seepient_home=b.paths.home,
+        mode=b.mode,
+        permissions=b.settings.permissions,
+        sources=b.lineage.rule_sources(b.settings),
+        net_policy=b.net_policy,
+        protected=b.own_files,
     )
 
 
 # -- audit ----------------------------------------------------------------------------------------------
 
 
-def _build_audit(
-    settings: Settings, paths: SeepientPaths, workspace: Path, lineage: Lineage, principal: str | None
-) -> AuditLog:
-    signer, witness = _audit_key_and_witness(settings, paths, workspace)
-    return lineage.audit_log(paths.audit_log, principal=principal, signer=signer, witness_path=witness)
+def _build_audit(b: _Basis) -> AuditLog:
+    signer, witness = _audit_key_and_witness(b.settings, b.paths, b.workspace)
+    return b.lineage.audit_log(
+        b.paths.audit_log, principal=b.options.principal, signer=signer, witness_path=witness
+    )
 
 
 def _audit_key_and_witness(
@@ -332,97 +279,92 @@ def _audit_key_and_witness(
 # -- execution ------------------------------------------------------------------------------------------
 
 
-def _build_executor(
-    settings: Settings,
-    *,
-    workspace: Path,
-    paths: SeepientPaths,
-    sandbox: str,
-    environ: Mapping[str, str] | None,
-    net_policy: AddressPolicy,
-    policy: PolicyEngine,
-    own_files: Sequence[Path],
-    session_id: str,
-    audit: AuditLog,
-) -> tuple[ActionExecutor, LocalExecutor]:
+def _build_executor(b: _Basis, policy: PolicyEngine, audit: AuditLog) -> tuple[ActionExecutor, LocalExecutor]:
     """The executor the pipeline hands tools, and the local one that reads the host for preparation (the same
     object unless execution happens in a worker)."""
+    execution = b.settings.execution
+    lsp = b.settings.lsp
     local = LocalExecutor(
-        workspace,
-        sandbox=sandbox,  # type: ignore[arg-type]
-        seepient_home=paths.home,
-        max_output_bytes=settings.execution.max_output_bytes,
-        environ=environ,
-        net_policy=net_policy,
+        b.workspace,
+        sandbox=b.sandbox,  # type: ignore[arg-type]
+        seepient_home=b.paths.home,
+        max_output_bytes=execution.max_output_bytes,
+        environ=b.options.environ,
+        net_policy=b.net_policy,
         # A command approved with the network capability reaches the network only through Seepient's
         # proxy, which applies the same address policy and Fetch deny rules as web_fetch.
         network_egress="filtered",
         egress_domain_check=policy.refused_host,
         background=BackgroundProcesses(
-            max_running=settings.execution.max_background_processes,
-            buffer_bytes=settings.execution.background_buffer_bytes,
+            max_running=execution.max_background_processes,
+            buffer_bytes=execution.background_buffer_bytes,
         ),
-        language_servers=server_configs(settings.lsp),
-        lsp_request_timeout_s=settings.lsp.request_timeout_ms / 1000,
-        lsp_diagnostics_wait_s=settings.lsp.diagnostics_wait_ms / 1000,
-        jail_readable=[Path(p).expanduser() for p in settings.execution.sandbox_readable],
-        jail_hidden=[*(Path(p).expanduser() for p in settings.execution.sandbox_hidden), *own_files],
+        language_servers=server_configs(lsp),
+        lsp_request_timeout_s=lsp.request_timeout_ms / 1000,
+        lsp_diagnostics_wait_s=lsp.diagnostics_wait_ms / 1000,
+        jail_readable=[Path(p).expanduser() for p in execution.sandbox_readable],
+        jail_hidden=[*(Path(p).expanduser() for p in execution.sandbox_hidden), *b.own_files],
         foreign_config_allowed=policy.user_allows_workspace_write,
     )
-    if settings.execution.backend != "docker-worker":
+    if execution.backend != "docker-worker":
         return local, local
     # Worker mode: shell commands and file commits go to the scheduler; this process only reads.
     from seepient.execution.docker_worker import DockerWorkerExecutor
 
     worker = DockerWorkerExecutor.from_settings(
-        settings.execution, workspace=workspace, reads=local, session_id=session_id, audit=audit
+        execution, workspace=b.workspace, reads=local, session_id=b.session_id, audit=audit
     )
     return worker, local
 
 
-# -- approval, context and tools ------------------------------------------------------------------------
+# -- approval, hooks and context ------------------------------------------------------------------------
 
 
 def _build_broker(
-    options: SessionOptions, approver: Approver | None, policy: PolicyEngine, project_rules: Path | None
+    b: _Basis, approver: Approver | None, policy: PolicyEngine, project_rules: Path | None
 ) -> ApprovalBroker:
     broker = ApprovalBroker(
         approver,
-        auto_approve=options.auto_approve,
+        auto_approve=b.options.auto_approve,
         scopes=ScopeFinder(policy.workspace, policy.guard, home=policy.guard.home),
         # "Always for this project" is the user's decision: it goes to the user's rules for this workspace,
         # never into the repository's file.
         project_settings=project_rules,
-        on_grant=options.on_grant,
+        on_grant=b.options.on_grant,
     )
-    for kind, value in options.grants:
+    for kind, value in b.options.grants:
         broker.restore_grant(kind, value)
     return broker
 
 
+def _build_hooks(b: _Basis) -> HookRunner:
+    return HookRunner(
+        b.settings.hooks,
+        workspace=b.workspace,
+        session_id=b.session_id,
+        environ=b.options.environ,
+        functions=b.lineage.function_hooks(b.options),
+    )
+
+
 def _build_context(
-    options: SessionOptions,
-    settings: Settings,
-    paths: SeepientPaths,
-    workspace: Path,
-    mode: str,
-    sandbox: str,
+    b: _Basis,
     models: _Models,
     policy: PolicyEngine,
     host_reads: LocalExecutor,
     warnings: Sequence[ContextWarning],
 ) -> ConversationContext:
     context = ConversationContext.open(
-        workspace,
-        settings=settings,
-        seepient_home=paths.home,
-        consent_mode=mode,
-        sandboxed=sandbox != "off",
-        skills=options.skills,
+        b.workspace,
+        settings=b.settings,
+        seepient_home=b.paths.home,
+        consent_mode=b.mode,
+        sandboxed=b.sandbox != "off",
+        skills=b.options.skills,
         summary_model=models.helper,
         summary_model_name=models.helper_name,
         guard=policy.guard,
-        environ=options.environ,
+        environ=b.options.environ,
         git_jail=host_reads.read_only_jail,
     )
     if warnings:
@@ -432,16 +374,39 @@ def _build_context(
     return context
 
 
-def _child_opener(
-    options: SessionOptions,
-    *,
-    paths: SeepientPaths,
+# -- tools and sub-agents -------------------------------------------------------------------------------
+
+
+def _build_subagents(
+    b: _Basis,
+    registry: ToolRegistry,
+    hooks: HookRunner,
+    policy: PolicyEngine,
     router: ModelRouter,
-    sandbox: str,
     open_session: SessionFactory,
-) -> ChildOpener:
+) -> SubagentLauncher | None:
+    """The launcher of this session's sub-agents; None where no child could start (the depth limit)."""
+    if b.lineage.depth >= b.settings.subagents.max_depth:
+        return None
+    return SubagentLauncher(
+        session_id=b.session_id,
+        workspace=b.workspace,
+        settings=b.settings,
+        depth=b.lineage.depth,
+        sources=b.lineage.rule_sources(b.settings),
+        approval_lock=b.lineage.approval_lock,
+        registry=registry,
+        hooks=hooks,
+        events=b.events,
+        mode=lambda: policy.mode,
+        open_child=_child_opener(b, router, open_session),
+    )
+
+
+def _child_opener(b: _Basis, router: ModelRouter, open_session: SessionFactory) -> ChildOpener:
     """How this session's sub-agents open: with its model, router, approver, sandbox and limits, in the task's
     workspace and mode, under the lineage the launcher made."""
+    options = b.options
 
     def open_child(task: AgentTask, lineage: ChildLineage, session_id: str) -> ChildSession:
         return open_session(
@@ -450,12 +415,12 @@ def _child_opener(
                 model=options.model,
                 mode=task.mode,
                 base_url=options.base_url,
-                sandbox=sandbox,  # type: ignore[arg-type]
+                sandbox=b.sandbox,  # type: ignore[arg-type]
                 auto_approve=options.auto_approve,
                 approver=options.approver,
                 surface=options.surface,
                 max_steps=options.max_steps,
-                paths=paths,
+                paths=b.paths,
                 environ=options.environ,
                 principal=options.principal,
                 session_id=session_id,
@@ -467,79 +432,38 @@ def _child_opener(
     return open_child
 
 
-def _build_subagents(
-    lineage: Lineage,
-    settings: Settings,
-    *,
-    session_id: str,
-    workspace: Path,
-    registry: ToolRegistry,
-    hooks: HookRunner,
-    events: EventStream,
-    policy: PolicyEngine,
-    open_child: ChildOpener,
-) -> SubagentLauncher | None:
-    """The launcher of this session's sub-agents; None where no child could start (the depth limit)."""
-    if lineage.depth >= settings.subagents.max_depth:
-        return None
-    return SubagentLauncher(
-        session_id=session_id,
-        workspace=workspace,
-        settings=settings,
-        depth=lineage.depth,
-        sources=lineage.rule_sources(settings),
-        approval_lock=lineage.approval_lock,
-        registry=registry,
-        hooks=hooks,
-        events=events,
-        mode=lambda: policy.mode,
-        open_child=open_child,
-    )
-
-
 def _add_tools(
-    registry: ToolRegistry,
-    options: SessionOptions,
-    settings: Settings,
-    lineage: Lineage,
-    skills: SkillCatalog,
-    events: EventStream,
-    subagents: SubagentLauncher | None,
+    b: _Basis, registry: ToolRegistry, skills: SkillCatalog, subagents: SubagentLauncher | None
 ) -> None:
     """The tools the session offers: the built-ins, given the session's own state; the surface's own; for a
     sub-agent, what its lineage hands it and only what it was given. Without a launcher the ``agent`` tool
     is not offered at all."""
+    events = b.events
     for tool in builtin_tools(
-        settings,
+        b.settings,
         skills=skills,
         on_todos=lambda items: events.emit(TodoUpdated, items=items),
         subagents=subagents,
     ):
         registry.register(tool)
-    for tool in options.extra_tools:
+    for tool in b.options.extra_tools:
         registry.register(tool)
-    lineage.adopt_tools(registry)
+    b.lineage.adopt_tools(registry)
     if subagents is None:
         registry.disable(AgentTool.name)
 
 
-# -- the pipeline and MCP -------------------------------------------------------------------------------
+# -- the pipeline, the loop and MCP ---------------------------------------------------------------------
 
 
 def _build_pipeline_deps(
-    options: SessionOptions,
-    settings: Settings,
-    *,
-    mode: str,
+    b: _Basis,
     models: _Models,
     registry: ToolRegistry,
     policy: PolicyEngine,
     broker: ApprovalBroker,
     executor: ActionExecutor,
     audit: AuditLog,
-    events: EventStream,
-    workspace: Path,
-    session_id: str,
     history: list[Message],
     hooks: HookRunner,
 ) -> PipelineDeps:
@@ -550,20 +474,20 @@ def _build_pipeline_deps(
         broker=broker,
         executor=executor,
         audit=audit,
-        events=events,
-        workspace=workspace,
-        session_id=session_id,
+        events=b.events,
+        workspace=b.workspace,
+        session_id=b.session_id,
         model_name=models.model.name,
-        surface=options.surface,
-        default_timeout_ms=settings.execution.default_timeout_ms,
-        classifier=auto_mode_classifier(models.helper) if mode == "auto" else None,
+        surface=b.options.surface,
+        default_timeout_ms=b.settings.execution.default_timeout_ms,
+        classifier=auto_mode_classifier(models.helper) if b.mode == "auto" else None,
         transcript=history,
         model_for=lambda purpose: router.route(purpose, "standard"),
         pre_hooks=[hooks.pre_tool_use],
         post_hooks=[hooks.post_tool_use],
     )
-    if settings.lsp.diagnostics_after_edit:
-        deps.post_hooks.append(EditDiagnostics(executor, workspace, policy.guard, session_id))
+    if b.settings.lsp.diagnostics_after_edit:
+        deps.post_hooks.append(EditDiagnostics(executor, b.workspace, policy.guard, b.session_id))
     return deps
 
 
@@ -572,34 +496,53 @@ def auto_mode_classifier(helper: Model) -> AutoModeClassifier:
     return AutoModeClassifier(helper, model_name=model_id(helper.name))
 
 
-def _build_mcp(
-    options: SessionOptions,
-    settings: Settings,
-    *,
-    workspace: Path,
+def _build_loop(
+    b: _Basis,
+    models: _Models,
     registry: ToolRegistry,
-    events: EventStream,
+    pipeline: ToolCallPipeline,
+    history: list[Message],
+    context: ConversationContext,
+    hooks: HookRunner,
+) -> AgentLoop:
+    return AgentLoop(
+        model=models.model,
+        model_name=model_id(models.model.name),
+        registry=registry,
+        pipeline=pipeline,
+        events=b.events,
+        history=history,
+        system_prompt=context.system_prompt(),
+        max_steps=b.options.max_steps or b.settings.runtime.max_steps,
+        context=context,
+        max_parallel_tools=b.settings.runtime.max_parallel_tools,
+        stop_hook=hooks.stop,
+        start_hook=hooks.session_start,
+    )
+
+
+def _build_mcp(
+    b: _Basis,
+    registry: ToolRegistry,
     audit: AuditLog,
     approver: Approver | None,
-    session_id: str,
-    model_spec: str,
-    net_policy: AddressPolicy,
     policy: PolicyEngine,
+    model_spec: str,
 ) -> SessionMcp:
     return SessionMcp(
-        settings=settings,
-        workspace=workspace,
+        settings=b.settings,
+        workspace=b.workspace,
         registry=registry,
         connector=HostMcpConnector(
-            workspace,
-            environ=options.environ,
-            net_policy=net_policy,
+            b.workspace,
+            environ=b.options.environ,
+            net_policy=b.net_policy,
             domain_check=policy.refused_host,
         ),
-        events=events,
+        events=b.events,
         audit=audit,
         approver=approver,
-        session_id=session_id,
+        session_id=b.session_id,
         model_name=model_spec,
-        surface=options.surface,
+        surface=b.options.surface,
     )
