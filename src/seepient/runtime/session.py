@@ -29,6 +29,8 @@ __all__ = ["Session", "SessionOptions", "TurnOutcome"]
 
 
 class Session:
+    """One conversation in one workspace: turns, actions Seepient prepares itself, events and mode switches."""
+
     def __init__(self, parts: SessionParts) -> None:
         self.id = parts.session_id
         self.workspace = parts.workspace
