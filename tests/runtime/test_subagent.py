@@ -542,3 +542,123 @@ async def test_a_child_uses_the_parents_running_mcp_server_and_starts_none(harne
     assert [r["session_id"] for r in starts] == [session.id], "only the parent started the server"
     child_calls = [r for r in records if r.get("action", {}).get("payload", {}).get("type") == "mcp"]
     assert [r["parent_session_id"] for r in child_calls] == [session.id]
+
+
+# -- what a child inherits from its parent's lineage, after the parent opened ---------------------------------
+
+
+async def test_a_mode_made_stricter_on_the_open_parent_binds_the_children_it_starts_later(
+    harness: Harness,
+) -> None:
+    approver = ScriptedApprover(APPROVE, REJECT)
+    session = harness.open(
+        [
+            _agent(task="t", mode="auto"),  # the mode the parent opened with: now looser than its own
+            _agent(task="write", tools=["write_file"]),  # no mode asked: the parent's current one
+            _call("write_file", path="new.txt", content="x"),  # always-ask asks even for a new file
+            {"text": "child refused"},
+            {"text": "done"},
+        ],
+        approver=approver,
+        mode="auto",
+    )
+    assert session.set_mode("always-ask") == "always-ask"
+    await session.run("go")
+    await session.aclose()
+    loose, ok = harness.results("agent")
+    assert loose.status == "error" and "looser than this session's always-ask" in loose.output
+    assert ok.status == "ok" and "write_file [rejected]" in ok.output
+    assert not (harness.workspace / "new.txt").exists()
+    spawn, write = approver.asked
+    assert "(always-ask;" in spawn.action.summary
+    assert write.action.tool == "write_file" and write.verdict.rule == "mode:always-ask"
+
+
+async def test_a_hook_added_to_the_open_parent_binds_its_children_and_grandchildren(
+    harness: Harness,
+) -> None:
+    blocked: list[str] = []
+
+    def no_writes(event: dict[str, Any]) -> dict[str, Any]:
+        blocked.append(event["session_id"])
+        return {"decision": "block", "reason": "no writes in this session tree"}
+
+    session = harness.open(
+        [
+            _agent(task="delegate", tools=["agent", "write_file"]),
+            _agent(task="write", tools=["write_file"]),  # the child delegates further
+            _call("write_file", path="by-grandchild.txt", content="x"),
+            {"text": "grandchild blocked"},
+            _call("write_file", path="by-child.txt", content="x"),
+            {"text": "child blocked"},
+            {"text": "done"},
+        ],
+        mode="autonomous-trusted",
+    )
+    session.hooks.add("preToolUse", no_writes, matcher="^write_file$")
+    await session.run("go")
+    await session.aclose()
+    assert [r.status for r in harness.results("write_file")] == ["denied", "denied"]
+    assert not (harness.workspace / "by-child.txt").exists()
+    assert not (harness.workspace / "by-grandchild.txt").exists()
+    grandchild_id = harness.results("agent")[0].data["agent_id"]
+    child_id = harness.results("agent")[1].data["agent_id"]
+    assert blocked == [grandchild_id, child_id]
+
+
+async def test_always_for_this_project_from_a_child_is_taken_as_once_and_saves_no_rule(
+    harness: Harness,
+) -> None:
+    project = (ApprovalDecision.APPROVE_PROJECT, None)
+    approver = ScriptedApprover(APPROVE, project, project)
+    session = harness.open(
+        [
+            _agent(task="touch twice", tools=["shell"]),
+            _call("shell", command="touch a.txt"),
+            _call("shell", command="touch a.txt"),  # asked again: nothing was granted
+            {"text": "touched"},
+            {"text": "done"},
+        ],
+        approver=approver,
+        mode="ask-untrusted",
+    )
+    await session.run("go")
+    await session.aclose()
+    child_asks = approver.asked[1:]
+    assert [r.action.tool for r in child_asks] == ["shell", "shell"]
+    assert all(r.project_rule is None for r in child_asks)
+    assert [r.status for r in harness.results("shell")] == ["ok", "ok"]
+    rules = SeepientPaths(home=harness.home).workspace_rules(harness.workspace)
+    assert not rules.exists()
+    child = [r for r in harness.audit() if r.get("parent_session_id") == session.id]
+    assert [r["approval"]["decision"] for r in child] == ["approve_once", "approve_once"]
+
+
+async def test_a_grandchilds_question_reaches_the_person_labelled_with_the_grandchild(
+    harness: Harness,
+) -> None:
+    approver = ScriptedApprover(APPROVE, APPROVE, REJECT)
+    session = harness.open(
+        [
+            _agent(task="delegate", tools=["agent", "shell"]),
+            _agent(task="touch", tools=["shell"]),  # asks the person, labelled with the child
+            _call("shell", command="touch deep.txt"),  # asks the person, labelled with the grandchild
+            {"text": "grandchild refused"},
+            {"text": "child done"},
+            {"text": "done"},
+        ],
+        approver=approver,
+        mode="ask-untrusted",
+    )
+    # A wrapper around a wrapper would wait for the tree's one lock it already holds: bound the wait.
+    outcome = await asyncio.wait_for(session.run("go"), timeout=60)
+    await session.aclose()
+    assert outcome.text == "done"
+    grandchild_id = harness.results("agent")[0].data["agent_id"]
+    child_id = harness.results("agent")[1].data["agent_id"]
+    parent_ask, child_ask, grandchild_ask = approver.asked
+    assert parent_ask.agent is None
+    assert child_ask.agent is not None and child_ask.agent.startswith(f"sub-agent {child_id} (depth 1)")
+    assert grandchild_ask.agent is not None
+    assert grandchild_ask.agent.startswith(f"sub-agent {grandchild_id} (depth 2) of {child_id}")
+    assert not (harness.workspace / "deep.txt").exists()

@@ -1,5 +1,6 @@
-"""Sub-agents: the launcher behind the ``agent`` tool, which opens a child ``Session`` whose permissions are its
-parent's or stricter, runs the task as the child's one turn, and reports the answer and the actions back.
+"""Sub-agents: the launcher behind the ``agent`` tool, which checks a request against this session's limits,
+opens a child session through the factory the session was assembled with (its lineage, ``runtime/lineage.py``,
+is what it takes from this one), runs the task as the child's one turn, and reports the answer and actions back.
 
 What a child takes from its parent, and why it cannot end up looser:
 
@@ -14,6 +15,8 @@ What a child takes from its parent, and why it cannot end up looser:
   sub-agent that asks; asks are put to the person one at a time across the whole tree. The parent's session
   grants do not carry over (a grant was given for what the parent was doing, not for a task run elsewhere),
   and "approve always for this project" is not offered to a child.
+- hooks: the parent's settings' command hooks (the settings are the parent's) and its Python hooks as they are
+  when the child starts.
 - model: the parent's router, so a child uses the same routes; a replay script is shared, the child playing
   the turns that follow the parent's ``agent`` call until its final answer (then the parent resumes).
 - audit: the parent's log; each record of the child carries ``parent_session_id``.
@@ -25,15 +28,11 @@ What a child takes from its parent, and why it cannot end up looser:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
-from seepient.approval import Approver
-from seepient.audit.log import AuditEntry, AuditLog
-from seepient.audit.record import SessionRecord
-from seepient.config import SeepientPaths, Settings, SettingsError
+from seepient.config import Settings, SettingsError
 from seepient.config.settings import PermissionSources, normalise_mode
 from seepient.policy.delegation import (
     MODE_ORDER,
@@ -46,8 +45,6 @@ from seepient.policy.delegation import (
 )
 from seepient.protocol import (
     AgentTask,
-    ApprovalRequest,
-    ApprovalResponse,
     PermissionRequest,
     PermissionResolved,
     RuntimeEvent,
@@ -55,67 +52,31 @@ from seepient.protocol import (
     ToolResult,
     new_id,
 )
+from seepient.runtime.events import EventListener, EventStream
+from seepient.runtime.hooks import HookRunner
+from seepient.runtime.lineage import ChildLineage
+from seepient.runtime.loop import TurnOutcome
 from seepient.tools.builtin.agent import AgentTool, SubagentAction, SubagentRefused, SubagentReport
+from seepient.tools.registry import ToolRegistry
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from seepient.runtime.session import Session, SessionOptions
-
-__all__ = ["ChildAuditLog", "SubagentLauncher", "SubagentSpec", "bind_subagents"]
+__all__ = ["ChildOpener", "ChildSession", "SubagentLauncher"]
 
 _LINE_CHARS = 160
 
 
-@dataclass(frozen=True)
-class SubagentSpec:
-    """What a child session takes from its parent instead of loading or building it itself."""
+class ChildSession(Protocol):
+    """What the launcher needs of the session it opens for a task."""
 
-    parent_session_id: str
-    depth: int
-    settings: Settings
-    sources: PermissionSources
-    tools: tuple[str, ...]
-    approval_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    def subscribe(self, listener: EventListener) -> None: ...
 
-    def audit_log(self, path: Path, principal: str | None, **log_options: Any) -> AuditLog:
-        return ChildAuditLog(
-            path, principal=principal, parent_session_id=self.parent_session_id, **log_options
-        )
+    async def run(self, prompt: str) -> TurnOutcome: ...
+
+    async def aclose(self) -> None: ...
 
 
-class ChildAuditLog(AuditLog):
-    """The parent's audit log as a sub-agent writes to it: every record names the parent session."""
-
-    def __init__(
-        self, path: Path, *, principal: str | None, parent_session_id: str, **log_options: Any
-    ) -> None:
-        super().__init__(path, principal=principal, **log_options)
-        self.parent_session_id = parent_session_id
-
-    def append(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
-        if isinstance(record, SessionRecord):
-            if record.parent_session_id is None:
-                record = record.model_copy(update={"parent_session_id": self.parent_session_id})
-        elif record.get("parent_session_id") is None:
-            record = {**record, "parent_session_id": self.parent_session_id}
-        return super().append(record)
-
-
-class _LabelledApprover:
-    """The parent's approver, told which sub-agent asks; one question at a time across the session tree."""
-
-    def __init__(self, inner: Approver, label: str, lock: asyncio.Lock) -> None:
-        # A grandchild's approver wraps its parent's wrapper: ask the person's own approver directly, under the
-        # tree's one lock, with the label of the sub-agent that actually asks.
-        self._inner = inner._inner if isinstance(inner, _LabelledApprover) else inner
-        self._label = label
-        self._lock = lock
-
-    async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
-        labelled = request if request.agent else request.model_copy(update={"agent": self._label})
-        async with self._lock:
-            return await self._inner.decide(labelled)
+ChildOpener = Callable[[AgentTask, ChildLineage, str], ChildSession]
+"""``(task, lineage, child session id) -> session``: made by the session's assembly from the parent's own options
+(model, router, approver, sandbox, paths), so the launcher needs to know nothing about opening a session."""
 
 
 def _one_line(text: str) -> str:
@@ -124,33 +85,51 @@ def _one_line(text: str) -> str:
 
 
 class SubagentLauncher:
-    """Starts sub-agents for one session (the ``SubagentLauncher`` the ``agent`` tool is bound to)."""
+    """Starts sub-agents for one session (the launcher its ``agent`` tool is built with)."""
 
-    def __init__(self, parent: Session, options: SessionOptions, paths: SeepientPaths, *, depth: int) -> None:
-        self._parent = parent
-        self._options = options
-        self._paths = paths
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        workspace: Path,
+        settings: Settings,
+        depth: int,
+        sources: PermissionSources,
+        approval_lock: asyncio.Lock,
+        registry: ToolRegistry,
+        hooks: HookRunner,
+        events: EventStream,
+        mode: Callable[[], str],
+        open_child: ChildOpener,
+    ) -> None:
+        self._session_id = session_id
+        self._workspace = workspace
+        self._settings = settings
         self.depth = depth
-        limits = parent.settings.subagents
-        self.max_depth = limits.max_depth
-        self._slots = asyncio.Semaphore(limits.max_concurrent)
-        spec = options.subagent
-        self._approval_lock = spec.approval_lock if spec is not None else asyncio.Lock()
-        self._sources = spec.sources if spec is not None else parent.settings.permissions.rule_sources
+        self._sources = sources
+        self._approval_lock = approval_lock
+        self._registry = registry
+        self._hooks = hooks
+        self._events = events
+        # Read at each request: a surface may switch the session to a stricter mode while it runs.
+        self._mode = mode
+        self._open_child = open_child
+        self.max_depth = settings.subagents.max_depth
+        self._slots = asyncio.Semaphore(settings.subagents.max_concurrent)
 
     # -- checking a request ---------------------------------------------------------------------------
 
     def prepare_task(
         self, task: str, *, tools: Sequence[str] | None, mode: str | None, worktree: str | None
     ) -> AgentTask:
-        parent = self._parent
         depth = self.depth + 1
         if depth > self.max_depth:
             raise SubagentRefused(
                 f"sub-agents may nest at most {self.max_depth} deep (subagents.maxDepth) and this session is at "
                 f"depth {self.depth}; do the task yourself"
             )
-        available = parent.registry.names()
+        offered = self._registry.names()
+        available = list(offered)
         if depth >= self.max_depth and AgentTool.name in available:
             available.remove(AgentTool.name)
         chosen = list(dict.fromkeys(tools)) if tools is not None else available
@@ -158,24 +137,24 @@ class SubagentLauncher:
         if lacking:
             why = (
                 f"{AgentTool.name!r} cannot be given at depth {depth}: sub-agents nest at most {self.max_depth} deep"
-                if lacking == [AgentTool.name] and AgentTool.name in parent.registry.names()
+                if lacking == [AgentTool.name] and AgentTool.name in offered
                 else f"this session has no tool {', '.join(repr(n) for n in lacking)} to give"
             )
             raise SubagentRefused(
                 f"{why}; a sub-agent gets only tools its parent has: {', '.join(available) or 'none'}"
             )
-        child_mode = self._mode(mode)
-        workspace = parent.workspace
+        child_mode = self._child_mode(mode)
+        workspace = self._workspace
         if worktree is not None:
             problem = worktree_name_problem(worktree)
             if problem is not None:
                 raise SubagentRefused(problem)
-            if not is_worktree(parent.workspace, worktree):
+            if not is_worktree(self._workspace, worktree):
                 raise SubagentRefused(
                     f"{WORKTREES_RELATIVE}/{worktree} is not a worktree of this workspace; create it first with "
                     "worktree_create, or see worktree_list"
                 )
-            workspace = Path(worktree_path(parent.workspace, worktree))
+            workspace = Path(worktree_path(self._workspace, worktree))
         return AgentTask(
             task=task,
             tools=tuple(chosen),
@@ -183,11 +162,11 @@ class SubagentLauncher:
             workspace=str(workspace),
             worktree=worktree,
             depth=depth,
-            parent_session_id=parent.id,
+            parent_session_id=self._session_id,
         )
 
-    def _mode(self, requested: str | None) -> str:
-        parent_mode = self._parent.mode
+    def _child_mode(self, requested: str | None) -> str:
+        parent_mode = self._mode()
         if requested is None:
             return parent_mode
         try:
@@ -214,54 +193,30 @@ class SubagentLauncher:
         async with self._slots:
             return await self._run_child(task, call_id)
 
-    async def _run_child(self, task: AgentTask, call_id: str) -> SubagentReport:
-        from seepient.runtime.session import Session, SessionOptions
-
-        parent, options = self._parent, self._options
-        child_id = new_id("ses")
-        label = f"sub-agent {child_id} (depth {task.depth}) of {parent.id}: {_one_line(task.task)}"
-        approver = (
-            _LabelledApprover(options.approver, label, self._approval_lock)
-            if options.approver is not None
-            else None
-        )
-        spec = SubagentSpec(
-            parent_session_id=parent.id,
-            depth=task.depth,
-            # A child starts no MCP server of its own: it is handed the parent's running ones' tools below,
-            # so no server starts without the consent the parent's session asked for.
-            settings=parent.settings.model_copy(update={"mcp_servers": {}}),
-            sources=child_rule_sources(self._sources, parent.workspace, Path(task.workspace)),
-            tools=task.tools,
-            approval_lock=self._approval_lock,
-        )
-        child = Session.open(
-            SessionOptions(
-                workspace=Path(task.workspace),
-                model=options.model,
-                mode=task.mode,
-                base_url=options.base_url,
-                sandbox=parent.sandbox,  # type: ignore[arg-type]
-                auto_approve=options.auto_approve,
-                approver=approver,
-                surface=options.surface,
-                max_steps=options.max_steps,
-                paths=self._paths,
-                environ=options.environ,
-                principal=options.principal,
-                session_id=child_id,
-                router=parent._router,
-                subagent=spec,
-                hooks=list(options.hooks),
-            )
-        )
+    def _lineage(self, task: AgentTask, child_id: str) -> ChildLineage:
         # Tools a child is given that it does not build itself (the parent's MCP tools, tools registered through
         # the SDK) are the parent's own instances.
-        for name in task.tools:
-            tool = parent.registry.get(name)
-            if child.registry.get(name) is None and tool is not None:
-                child.registry.register(tool)
+        shared = tuple(tool for name in task.tools if (tool := self._registry.get(name)) is not None)
+        return ChildLineage(
+            parent_session_id=self._session_id,
+            depth=task.depth,
+            label=f"sub-agent {child_id} (depth {task.depth}) of {self._session_id}: {_one_line(task.task)}",
+            # A child starts no MCP server of its own: it is handed the parent's running ones' tools, so no
+            # server starts without the consent the parent's session asked for.
+            settings=self._settings.model_copy(update={"mcp_servers": {}}),
+            sources=child_rule_sources(self._sources, self._workspace, Path(task.workspace)),
+            tools=task.tools,
+            shared_tools=shared,
+            hooks=tuple(self._hooks.functions),
+            approval_lock=self._approval_lock,
+        )
+
+    async def _run_child(self, task: AgentTask, call_id: str) -> SubagentReport:
+        child_id = new_id("ses")
+        lineage = self._lineage(task, child_id)
+        child = self._open_child(task, lineage, child_id)
         actions: list[SubagentAction] = []
+        events = self._events
 
         def relay(event: RuntimeEvent) -> None:
             # Questions for a person travel as themselves, labelled: every surface that answers approvals by
@@ -270,12 +225,12 @@ class SubagentLauncher:
                 request = (
                     event.request
                     if event.request.agent
-                    else event.request.model_copy(update={"agent": label})
+                    else event.request.model_copy(update={"agent": lineage.label})
                 )
-                parent._events.emit(PermissionRequest, turn_id=event.turn_id, request=request)
+                events.emit(PermissionRequest, turn_id=event.turn_id, request=request)
                 return
             if isinstance(event, PermissionResolved):
-                parent._events.emit(
+                events.emit(
                     PermissionResolved,
                     turn_id=event.turn_id,
                     request_id=event.request_id,
@@ -284,7 +239,7 @@ class SubagentLauncher:
                 return
             if isinstance(event, ToolResult):
                 actions.append(SubagentAction(event.tool, event.status, _one_line(event.output)))
-            parent._events.emit(
+            events.emit(
                 SubagentEvent,
                 agent_id=child_id,
                 call_id=call_id,
@@ -305,22 +260,3 @@ class SubagentLauncher:
             actions=tuple(actions),
             error=outcome.error,
         )
-
-
-def bind_subagents(
-    session: Session, options: SessionOptions, paths: SeepientPaths
-) -> SubagentLauncher | None:
-    """Give the session's ``agent`` tool its launcher; the tool is disabled where no child could start (the
-    depth limit is reached), so it is not offered at all."""
-    if options.subagent is not None:
-        session.registry.restrict(options.subagent.tools)
-    tool = session.registry.get(AgentTool.name)
-    if not isinstance(tool, AgentTool):
-        return None
-    depth = options.subagent.depth if options.subagent is not None else 0
-    launcher = SubagentLauncher(session, options, paths, depth=depth)
-    if depth >= launcher.max_depth:
-        session.registry.disable(AgentTool.name)
-        return None
-    tool.bind(launcher)
-    return launcher

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seepient.config.settings import Settings
 from seepient.protocol import ToolSpec
@@ -16,9 +16,15 @@ from seepient.tools.builtin.lsp import LspTool
 from seepient.tools.builtin.memory import MemoryTool
 from seepient.tools.builtin.shell_background import ShellKillTool, ShellOutputTool
 from seepient.tools.builtin.skill import SkillTool
+from seepient.tools.builtin.todo import TodoWriteTool
 from seepient.tools.builtin.web_fetch import WebFetchTool
 from seepient.tools.builtin.web_search import WebSearchTool
 from seepient.tools.builtin.worktree import WorktreeCreateTool, WorktreeListTool, WorktreeRemoveTool
+
+if TYPE_CHECKING:
+    from seepient.context.skills import SkillCatalog
+    from seepient.tools.builtin.agent import SubagentLauncher
+    from seepient.tools.builtin.todo import TodoListener
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """What every provider accepts as a function name (OpenAI and Anthropic both cap it at 64 characters)."""
@@ -87,22 +93,40 @@ class ToolRegistry:
         return len(self.names())
 
 
+def builtin_tools(
+    settings: Settings | None = None,
+    *,
+    skills: SkillCatalog | None = None,
+    on_todos: TodoListener | None = None,
+    subagents: SubagentLauncher | None = None,
+) -> list[Tool[Any]]:
+    """One instance of every built-in tool, in the order they are offered. ``settings`` configure those that
+    need it (``webSearch``); a session hands its own state to the tools that use it: the skill catalogue its
+    prompt lists, who hears of each new todo list, and the launcher of its sub-agents."""
+    tools: list[Tool[Any]] = [
+        TodoWriteTool(on_todos) if tool_type is TodoWriteTool else tool_type()
+        for tool_type in BUILTIN_TOOL_TYPES
+    ]
+    tools += [
+        SkillTool(skills),
+        WebFetchTool(),
+        WebSearchTool(settings.web_search if settings is not None else None),
+        MemoryTool(),
+        KnowledgeSearchTool(),
+        ShellOutputTool(),
+        ShellKillTool(),
+        LspTool(),
+        WorktreeCreateTool(),
+        WorktreeListTool(),
+        WorktreeRemoveTool(),
+        AgentTool(subagents),
+    ]
+    return tools
+
+
 def builtin_registry(settings: Settings | None = None) -> ToolRegistry:
-    """A registry holding one instance of every built-in tool; ``settings`` configure those that need it
-    (``webSearch``)."""
+    """A registry holding one instance of every built-in tool, none of them tied to a session."""
     registry = ToolRegistry()
-    for tool_type in BUILTIN_TOOL_TYPES:
-        registry.register(tool_type())
-    registry.register(SkillTool())
-    registry.register(WebFetchTool())
-    registry.register(WebSearchTool(settings.web_search if settings is not None else None))
-    registry.register(MemoryTool())
-    registry.register(KnowledgeSearchTool())
-    registry.register(ShellOutputTool())
-    registry.register(ShellKillTool())
-    registry.register(LspTool())
-    registry.register(WorktreeCreateTool())
-    registry.register(WorktreeListTool())
-    registry.register(WorktreeRemoveTool())
-    registry.register(AgentTool())
+    for tool in builtin_tools(settings):
+        registry.register(tool)
     return registry

@@ -1,6 +1,7 @@
 """``agent``: hand a task to a sub-agent, a child session with a subset of this session's tools, its own history
 and (optionally) its own worktree, whose permissions are this session's or stricter. The child itself is
-started by the runtime through the ``SubagentLauncher`` this tool is bound to (tools cannot import runtime)."""
+started by the runtime through the ``SubagentLauncher`` the session builds this tool with (tools cannot import
+the runtime)."""
 
 from __future__ import annotations
 
@@ -124,21 +125,18 @@ class AgentTool(Tool[AgentInput]):
     concurrency_safe: ClassVar[bool] = True
     max_result_chars: ClassVar[int] = 40_000
 
-    def __init__(self) -> None:
-        self._launcher: SubagentLauncher | None = None
-
-    def bind(self, launcher: SubagentLauncher | None) -> None:
-        """Attach the runtime's launcher for this session (done when the session opens)."""
+    def __init__(self, launcher: SubagentLauncher | None = None) -> None:
+        """``launcher``: the session's, which opens its children; without one (a registry listing tools, a
+        session at the depth limit) the tool refuses every call."""
         self._launcher = launcher
 
-    def _launcher_for(self, ctx: ToolContext) -> SubagentLauncher:
-        launcher = self._launcher or ctx.extra.get("subagents")
-        if launcher is None:
+    def _launcher_for(self) -> SubagentLauncher:
+        if self._launcher is None:
             raise ToolInputError("sub-agents are not available in this session; do the task yourself")
-        return launcher  # type: ignore[no-any-return]
+        return self._launcher
 
     async def prepare(self, args: AgentInput, ctx: ToolContext) -> PreparedActionDraft:
-        launcher = self._launcher_for(ctx)
+        launcher = self._launcher_for()
         if not args.task.strip():
             raise ToolInputError("task is blank; describe what the sub-agent should do")
         try:
@@ -160,7 +158,7 @@ class AgentTool(Tool[AgentInput]):
 
     async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
         task = expect_payload(action, AgentTask)
-        report = await self._launcher_for(ctx).run(task, call_id=ctx.call_id)
+        report = await self._launcher_for().run(task, call_id=ctx.call_id)
         return ToolOutput(
             format_report(report),
             is_error=report.reason != "final",

@@ -43,12 +43,10 @@ class SkillTool(Tool[SkillInput]):
     max_result_chars: ClassVar[int] = 60_000
 
     def __init__(self, catalog: SkillCatalog | None = None, *, seepient_home: Path | None = None) -> None:
+        """``catalog``: the session's (the one its system prompt lists); without one the tool discovers the
+        skills of the workspace it is called in at each call."""
         self._catalog = catalog
         self._home = seepient_home
-
-    def bind(self, catalog: SkillCatalog) -> None:
-        """Use the session's catalogue (the one its system prompt lists) instead of discovering again."""
-        self._catalog = catalog
 
     def _skills(self, ctx: ToolContext) -> SkillCatalog:
         if self._catalog is not None:

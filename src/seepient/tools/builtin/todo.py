@@ -67,18 +67,15 @@ class TodoWriteTool(Tool[TodoWriteInput]):
     """Nothing on the host changes, so it is offered in plan mode as well."""
     concurrency_safe: ClassVar[bool] = False
 
-    def __init__(self) -> None:
+    def __init__(self, on_change: TodoListener | None = None) -> None:
+        """``on_change`` hears of every new list (the session, which emits ``todo_updated``)."""
         self._items: tuple[TodoItem, ...] = ()
-        self._listener: TodoListener | None = None
+        self._listener = on_change
 
     @property
     def items(self) -> tuple[TodoItem, ...]:
         """The session's current list."""
         return self._items
-
-    def bind(self, listener: TodoListener) -> None:
-        """Tell ``listener`` (the session, which emits ``todo_updated``) about every new list."""
-        self._listener = listener
 
     async def prepare(self, args: TodoWriteInput, ctx: ToolContext) -> PreparedActionDraft:
         items = _with_ids(args.todos)
