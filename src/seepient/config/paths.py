@@ -59,6 +59,7 @@ class SeepientPaths:
             folder = folder / "principals" / digest
         return folder / "settings.json"
 
+    @property
     def audit_signing_key(self) -> Path:
         """The key that signs the audit log's head checkpoints; its public key is beside it as ``.pub``."""
         return self.home / "keys" / "audit-signing.key"
