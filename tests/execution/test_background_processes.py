@@ -81,12 +81,13 @@ async def test_output_is_read_incrementally_and_the_exit_status_arrives_once_it_
 async def test_the_buffer_keeps_the_newest_output_and_counts_what_it_dropped(
     make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = make_executor(background=BackgroundProcesses(buffer_bytes=50_000, read_bytes=10_000))
+    background = BackgroundProcesses(buffer_bytes=50_000, read_bytes=10_000)
+    executor = make_executor(background=background)
     try:
         line = "head -c 199999 /dev/zero | tr '\\0' a; echo END"
         started = await executor.start_background(_command(workspace, line), session_id=SESSION)
         # Wait for the end without reading, so everything but the newest 50 000 bytes falls out of the ring.
-        watcher = executor._background._entries[started.process_id].watcher  # noqa: SLF001
+        watcher = background._entries[started.process_id].watcher  # noqa: SLF001
         assert watcher is not None
         await asyncio.wait_for(watcher, 15)
         out = await executor.background_output(started.process_id, session_id=SESSION)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from seepient.config.sensitive_paths import HOME_CREDENTIALS
-from seepient.execution.local import LocalExecutor, run_sandboxed
+from seepient.execution.jail import run_sandboxed
+from seepient.execution.local import LocalExecutor
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.execution.sandbox.host_view import host_view
 from seepient.protocol import ShellCommand

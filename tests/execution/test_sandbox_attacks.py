@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from seepient.execution.local import LocalExecutor, run_sandboxed
+from seepient.execution.jail import run_sandboxed
+from seepient.execution.local import LocalExecutor
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.protocol import Capability, SandboxUnavailable, ShellCommand, ShellOutcome
 from tests.execution.exec_helpers import (

@@ -209,7 +209,15 @@ async def test_real_tls_through_the_tunnel_keeps_the_hostname(
     # The CA file must be visible inside the sandbox, whose /tmp is private: put it in the workspace.
     ca = executor.workspace / "ca.pem"
     ca.write_bytes(cert.read_bytes())
-    executor.net_policy = AddressPolicy.build(allow_ranges=["127.0.0.1/32"], allow_ports=[port])
+    executor = LocalExecutor(
+        executor.workspace,
+        seepient_home=tmp_path / "seepient-home",
+        home=tmp_path / "home",
+        network_egress="filtered",
+        net_policy=AddressPolicy.build(allow_ranges=["127.0.0.1/32"], allow_ports=[port]),
+        net_resolver=mapped_resolver({"allowed.test": ["127.0.0.1"]}),
+        egress_domain_check=_deny_evil,
+    )
     try:
         outcome = await _run(executor, f"curl -sS --cacert ca.pem https://allowed.test:{port}/")
     finally:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
-
 from seepient.protocol.actions import (
     FetchRequest,
     FileChange,
@@ -19,139 +17,38 @@ from seepient.protocol.actions import (
     WebSearchRequest,
     WorktreeCommand,
 )
+from seepient.protocol.lsp import LspAnswer, LspLocation, LspQuery, LspUnavailable
+from seepient.protocol.outcomes import (
+    BackgroundOutput,
+    BackgroundRefused,
+    BackgroundStarted,
+    CommitCode,
+    CommitOutcome,
+    FetchOutcome,
+    FetchRefused,
+    GrepOutcome,
+    SandboxUnavailable,
+    ShellOutcome,
+)
 from seepient.protocol.retrieval import KnowledgeOutcome, WebSearchOutcome
 
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ShellOutcome(_Frozen):
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool = False
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    duration_ms: int = 0
-    sandbox: str = "bwrap"
-
-
-CommitCode = Literal["OK", "FILE_CHANGED", "NOT_FOUND", "NOT_UNIQUE", "OUTSIDE_WORKSPACE", "INVALID", "ERROR"]
-
-
-class CommitOutcome(_Frozen):
-    """The commit helper's answer. Anything but ``OK`` means nothing was written."""
-
-    code: CommitCode
-    message: str = ""
-    path: str = ""
-    post_image_sha256: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.code == "OK"
-
-
-class GrepOutcome(_Frozen):
-    lines: tuple[str, ...]
-    truncated: bool = False
-    engine: Literal["ripgrep", "python"] = "ripgrep"
-
-
-class FetchOutcome(_Frozen):
-    """A fetched response: ``url`` is the final URL after redirects, ``text`` the body decoded (cut at the
-    size cap when ``truncated``), ``address`` the validated IP the last hop connected to."""
-
-    url: str
-    status: int
-    content_type: str = ""
-    text: str = ""
-    truncated: bool = False
-    redirects: tuple[str, ...] = ()
-    address: str | None = None
-
-
-class FetchRefused(RuntimeError):
-    """A fetch that was refused by the address policy or failed; the message says which and why."""
-
-
-class SandboxUnavailable(RuntimeError):
-    """No sandbox can run here and the user has not turned it off. The message says why and how to fix it."""
-
-
-class BackgroundStarted(_Frozen):
-    """A background command that started: ``process_id`` (``bg_…``) is what shell_output and shell_kill take."""
-
-    process_id: str
-    sandbox: str = "bwrap"
-
-
-class BackgroundOutput(_Frozen):
-    """Output a background process wrote since the last read, and its state.
-
-    ``*_dropped`` counts bytes that were written but can no longer be shown (they fell out of the ring
-    buffer, or the read was longer than its cap and the older part was skipped). ``exit_code`` is set once
-    the process ended; ``ended_by`` says why it ended when Seepient ended it.
-    """
-
-    process_id: str
-    command: str
-    running: bool
-    exit_code: int | None = None
-    ended_by: Literal["kill", "timeout", "session_end"] | None = None
-    stdout: str = ""
-    stderr: str = ""
-    stdout_dropped: int = 0
-    stderr_dropped: int = 0
-    runtime_ms: int = 0
-
-
-class BackgroundRefused(RuntimeError):
-    """A background request that cannot be served (unknown id, another session's process, too many running);
-    the message says which and what to do."""
-
-
-class LspQuery(_Frozen):
-    """One language-server question about ``path`` (absolute, resolved by the path guard). ``line`` and
-    ``character`` are 0-based as in LSP; the tool converts from the model's 1-based numbers."""
-
-    operation: Literal["diagnostics", "definition", "references", "hover", "document_symbols"]
-    path: str
-    line: int = 0
-    character: int = 0
-
-
-class LspLocation(_Frozen):
-    """A place in a file, 0-based as in LSP; ``path`` is absolute. ``name``/``kind``/``depth`` describe a
-    symbol, ``message``/``severity``/``source`` a diagnostic."""
-
-    path: str
-    line: int
-    character: int
-    end_line: int | None = None
-    end_character: int | None = None
-    name: str = ""
-    kind: str = ""
-    depth: int = 0
-    message: str = ""
-    severity: str = ""
-    source: str = ""
-
-
-class LspAnswer(_Frozen):
-    """The server's answer: ``locations`` for definition, references, symbols and diagnostics, ``text`` for
-    hover. ``server`` names the configured language."""
-
-    operation: str
-    server: str
-    locations: tuple[LspLocation, ...] = ()
-    text: str = ""
-
-
-class LspUnavailable(RuntimeError):
-    """No language server can answer (none configured for the file, it failed to start or died); the message
-    says why and how to fix it. The session goes on without it."""
+__all__ = [
+    "ActionExecutor",
+    "BackgroundOutput",
+    "BackgroundRefused",
+    "BackgroundStarted",
+    "CommitCode",
+    "CommitOutcome",
+    "FetchOutcome",
+    "FetchRefused",
+    "GrepOutcome",
+    "LspAnswer",
+    "LspLocation",
+    "LspQuery",
+    "LspUnavailable",
+    "SandboxUnavailable",
+    "ShellOutcome",
+]
 
 
 class ActionExecutor(Protocol):

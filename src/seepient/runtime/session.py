@@ -249,7 +249,9 @@ class Session:
             raise SettingsError(f"settings: net: {exc}") from None
         # Seepient's own files kept outside its home (an audit key, a witness) are as unreadable to the
         # model, and as invisible in the jail, as the home itself.
-        own_files = [p for p in (settings.audit.signing_key(paths), settings.audit.witness()) if p is not None]
+        own_files = [
+            p for p in (settings.audit.signing_key(paths), settings.audit.witness()) if p is not None
+        ]
         own_files += [p.with_name(p.name + ".pub") for p in own_files[:1]]
         policy = PolicyEngine(
             workspace,
