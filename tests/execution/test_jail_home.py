@@ -17,6 +17,7 @@ from seepient.execution.local import LocalExecutor
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.execution.sandbox.host_view import host_view
 from seepient.protocol import ShellCommand
+from tests.approved import run_shell
 
 MARKER = "JAIL-HOME-SECRET-5e1b"
 
@@ -99,8 +100,8 @@ def _executor(workspace: Path, home: Path, **options: object) -> LocalExecutor:
 
 
 async def _run(executor: LocalExecutor, command: str) -> tuple[int, str]:
-    outcome = await executor.run_shell(
-        ShellCommand(command=command, cwd=str(executor.workspace), timeout_ms=60_000)
+    outcome = await run_shell(
+        executor, ShellCommand(command=command, cwd=str(executor.workspace), timeout_ms=60_000)
     )
     return outcome.exit_code, outcome.stdout + outcome.stderr
 

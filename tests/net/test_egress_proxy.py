@@ -19,6 +19,7 @@ from seepient.execution.local import LocalExecutor
 from seepient.net import AddressPolicy
 from seepient.net.egress_proxy import EgressProxy
 from seepient.protocol import Capability, ShellCommand, ShellOutcome
+from tests.approved import run_shell
 from tests.net.conftest import loopback_policy, mapped_resolver
 from tests.net.local_http import LocalHttpServer, text
 from tests.net.test_safe_fetch_tls import _certificate
@@ -57,13 +58,14 @@ def executor(tmp_path: Path, site: LocalHttpServer) -> LocalExecutor:
 
 
 async def _run(executor: LocalExecutor, command: str, network: bool = True) -> ShellOutcome:
-    return await executor.run_shell(
+    return await run_shell(
+        executor,
         ShellCommand(
             command=command,
             capabilities=(Capability.NETWORK,) if network else (),
             cwd=str(executor.workspace),
             timeout_ms=30_000,
-        )
+        ),
     )
 
 

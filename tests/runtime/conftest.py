@@ -18,6 +18,7 @@ from seepient.protocol import (
     ApprovalDecision,
     ApprovalRequest,
     ApprovalResponse,
+    ApprovedAction,
     PreparedActionDraft,
     ReadAction,
     RuntimeEvent,
@@ -71,7 +72,7 @@ class ProbeTool(Tool[_ProbeArgs]):
             summary=f"probe {args.label}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         label = action.payload.params["label"]  # type: ignore[union-attr]
         self.log.append(f"start {label}")
         if self.boom:

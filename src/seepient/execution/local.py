@@ -1,5 +1,6 @@
-"""The local backend: the ``ActionExecutor`` that reaches this machine, running shell commands in the
-bubblewrap sandbox and file changes through the exact commit helper."""
+"""The local backend: the ``ActionExecutor`` that reaches this machine, with a handler per payload type
+(commands in the bubblewrap jail, file changes through the exact commit helper, fetches and searches through
+the SSRF-safe client), and the ``HostReads`` of the same machine as ``reads``."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import codecs
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from seepient.execution.background import BackgroundProcesses
 from seepient.execution.commit import commit_change
 from seepient.execution.commit_set import commit_changes
+from seepient.execution.handlers import HandlerTable, run_handler
 from seepient.execution.jail import Jail
 from seepient.execution.jailed_commands import JailedCommands
 from seepient.execution.lsp_config import LanguageServerConfig
@@ -21,27 +24,27 @@ from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.egress_proxy import DomainCheck
 from seepient.net.fetch import FetchError, Resolver, SafeFetcher
-from seepient.protocol.actions import FetchRequest, FileChange, ShellCommand, WorktreeCommand
-from seepient.protocol.lsp import LspAnswer, LspQuery
-from seepient.protocol.outcomes import (
-    BackgroundOutput,
-    BackgroundStarted,
-    CommitOutcome,
-    FetchOutcome,
-    FetchRefused,
-    GrepOutcome,
-    ShellOutcome,
+from seepient.protocol.actions import (
+    FetchRequest,
+    FileChange,
+    FileChangeSet,
+    KnowledgeQuery,
+    MemoryAction,
+    ProcessControl,
+    ShellCommand,
+    WebSearchRequest,
+    WorktreeCommand,
 )
+from seepient.protocol.approved import ApprovedAction
+from seepient.protocol.outcomes import FetchOutcome, FetchRefused, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from seepient.protocol.actions import KnowledgeQuery, MemoryAction, WebSearchRequest
-    from seepient.protocol.retrieval import KnowledgeOutcome, WebSearchOutcome
-
 
 class LocalExecutor:
-    """Host access for tools on this machine. Paths it is handed are absolute and resolved by the path guard.
+    """Carries out approved actions on this machine; ``reads`` are its host reads. Paths in actions are
+    absolute and resolved by the path guard.
 
     ``sandbox="off"`` runs shell commands directly (with the scrubbed environment) and must come from an
     explicit user choice. ``home`` is the home whose credential stores are hidden (default: ``$HOME``).
@@ -113,53 +116,46 @@ class LocalExecutor:
         """``argv`` jailed with ``root`` read-only (``Jail.read_only``): how context assembly runs git status."""
         return self.jail.read_only(argv, root)
 
-    async def read_file(self, path: str) -> bytes:
-        return await self.reads.read_file(path)
-
-    async def glob(
-        self, root: str, pattern: str, *, respect_ignore: bool = True, limit: int = 1000
-    ) -> list[str]:
-        return await self.reads.glob(root, pattern, respect_ignore=respect_ignore, limit=limit)
-
-    async def grep(self, root: str, pattern: str, **options: object) -> GrepOutcome:
-        return await self.reads.grep(root, pattern, **options)  # type: ignore[arg-type]
-
-    async def run_shell(self, command: ShellCommand) -> ShellOutcome:
-        return await self._commands.run_shell(command)
-
-    async def start_background(self, command: ShellCommand, *, session_id: str) -> BackgroundStarted:
-        return await self._commands.start_background(command, session_id=session_id)
-
-    async def background_output(self, process_id: str, *, session_id: str) -> BackgroundOutput:
-        return await self._commands.background_output(process_id, session_id=session_id)
-
-    async def kill_background(self, process_id: str, *, session_id: str) -> BackgroundOutput:
-        return await self._commands.kill_background(process_id, session_id=session_id)
-
-    async def lsp_query(self, query: LspQuery) -> LspAnswer:
-        return await self.reads.lsp_query(query)
-
-    async def lsp_diagnostics(self, paths: tuple[str, ...]) -> LspAnswer | None:
-        return await self.reads.lsp_diagnostics(paths)
+    async def execute(self, action: ApprovedAction) -> Outcome:
+        return await run_handler(self, self.HANDLERS, action)
 
     async def aclose(self) -> None:
         """End what outlives single calls: background processes and language servers (the session ends)."""
         await self._commands.aclose()
         await self.reads.aclose()
 
-    async def run_worktree(self, command: WorktreeCommand) -> ShellOutcome:
+    # -- handlers, by payload type ----------------------------------------------------------------------
+
+    async def _shell(self, command: ShellCommand, action: ApprovedAction) -> Outcome:
+        if command.background:
+            return await self._commands.start_background(command, session_id=action.session_id)
+        return await self._commands.run_shell(command)
+
+    async def _process_control(self, control: ProcessControl, action: ApprovedAction) -> Outcome:
+        # Only processes of the action's own session are served: the id alone is not enough.
+        if control.operation == "kill":
+            return await self._commands.kill_background(control.process_id, session_id=action.session_id)
+        return await self._commands.background_output(control.process_id, session_id=action.session_id)
+
+    async def _worktree(self, command: WorktreeCommand, _action: ApprovedAction) -> Outcome:
         return await self._commands.run_worktree(command)
 
-    async def commit_file(self, change: FileChange) -> CommitOutcome:
+    async def _commit_file(self, change: FileChange, _action: ApprovedAction) -> Outcome:
         # In-process in a worker thread: the helper is synchronous and a thread spares a process start.
         # A cancelled caller does not stop the thread, so a commit that started always finishes whole.
         return await asyncio.to_thread(commit_change, self.workspace, change)
 
-    async def commit_files(self, changes: tuple[FileChange, ...]) -> CommitOutcome:
-        # All or nothing, in a worker thread like commit_file: a cancelled caller never splits the set.
-        return await asyncio.to_thread(commit_changes, self.workspace, changes)
+    async def _commit_set(self, change_set: FileChangeSet, _action: ApprovedAction) -> Outcome:
+        # All or nothing, in a worker thread like a single commit: a cancelled caller never splits the set.
+        return await asyncio.to_thread(commit_changes, self.workspace, change_set.changes)
 
-    async def fetch(self, request: FetchRequest) -> FetchOutcome:
+    async def _commit_memory(self, memory: MemoryAction, _action: ApprovedAction) -> Outcome:
+        from seepient.execution.memory import commit_memory
+
+        # The folder comes from this executor's own Seepient home and workspace, never from the action.
+        return await asyncio.to_thread(commit_memory, self.seepient_home, self.workspace, memory)
+
+    async def _fetch(self, request: FetchRequest, _action: ApprovedAction) -> Outcome:
         async with SafeFetcher(self.net_policy, resolver=self._net_resolver) as fetcher:
             try:
                 result = await fetcher.fetch(request.url, request.method, on_too_large="truncate")
@@ -175,29 +171,32 @@ class LocalExecutor:
             address=result.address,
         )
 
-    async def read_memory(self, scope: Literal["user", "project"], path: str) -> bytes:
-        return await self.reads.read_memory(scope, path)
-
-    async def list_memory(self, scope: Literal["user", "project"], path: str) -> list[str]:
-        return await self.reads.list_memory(scope, path)
-
-    async def commit_memory(self, action: MemoryAction) -> CommitOutcome:
-        from seepient.execution.memory import commit_memory
-
-        # The folder comes from this executor's own Seepient home and workspace, never from the action.
-        return await asyncio.to_thread(commit_memory, self.seepient_home, self.workspace, action)
-
-    async def knowledge_search(self, query: KnowledgeQuery) -> KnowledgeOutcome:
+    async def _knowledge_search(self, query: KnowledgeQuery, _action: ApprovedAction) -> Outcome:
         from seepient.execution.retrieval import knowledge_search
 
         return await knowledge_search(self.seepient_home, self.workspace, query)
 
-    async def web_search(self, request: WebSearchRequest) -> WebSearchOutcome:
+    async def _web_search(self, request: WebSearchRequest, _action: ApprovedAction) -> Outcome:
         from seepient.execution.retrieval import web_search
 
         return await web_search(
             request, policy=self.net_policy, resolver=self._net_resolver, environ=self.jail.environ
         )
+
+    HANDLERS: ClassVar[HandlerTable] = MappingProxyType(
+        {
+            ShellCommand: _shell,
+            ProcessControl: _process_control,
+            WorktreeCommand: _worktree,
+            FileChange: _commit_file,
+            FileChangeSet: _commit_set,
+            MemoryAction: _commit_memory,
+            FetchRequest: _fetch,
+            KnowledgeQuery: _knowledge_search,
+            WebSearchRequest: _web_search,
+        }
+    )
+    """What this backend executes; every other payload is refused (``protocol.executor.NOT_EXECUTED``)."""
 
 
 def _codec(charset: str | None) -> str:

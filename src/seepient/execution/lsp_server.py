@@ -26,7 +26,8 @@ from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.process import start_group_leader
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.execution.sandbox.host_view import host_view
-from seepient.protocol.executor import LspAnswer, LspLocation, LspQuery, LspUnavailable, SandboxUnavailable
+from seepient.protocol.lsp import LspAnswer, LspLocation, LspQuery, LspUnavailable
+from seepient.protocol.outcomes import SandboxUnavailable
 
 _log = logging.getLogger(__name__)
 _STDERR_TAIL_BYTES = 4000

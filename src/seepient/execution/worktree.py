@@ -15,7 +15,7 @@ from seepient.execution.process import run_process
 from seepient.execution.sandbox.bwrap import BwrapSandbox, protected_workspace_paths
 from seepient.execution.sandbox.host_view import host_view
 from seepient.protocol.actions import WorktreeCommand
-from seepient.protocol.executor import SandboxUnavailable, ShellOutcome
+from seepient.protocol.outcomes import SandboxUnavailable, ShellOutcome
 
 WORKTREES_DIR = (".seepient", "worktrees")
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seepient.protocol import ActionExecutor, ActionKind, PathAccess, PreparedActionDraft, SandboxUnavailable
+from seepient.protocol import (
+    ActionExecutor,
+    ActionKind,
+    HostReads,
+    PathAccess,
+    PreparedActionDraft,
+    SandboxUnavailable,
+)
 from seepient.protocol.actions import FileChange, FileChangeSet
 from seepient.tools.base import ToolContext, ToolOutput
 from seepient.tools.builtin.lsp import format_diagnostics, shown_path
@@ -23,10 +30,15 @@ def changed_paths(draft: PreparedActionDraft, workspace: Path) -> list[str]:
 
 
 class EditDiagnostics:
-    """A pipeline post hook: diagnostics for the files a successful change touched, or nothing."""
+    """A pipeline post hook: diagnostics for the files a successful change touched, or nothing. They come from
+    the host reads (the language servers); ``executor`` only completes the tool context the formatting reads
+    source lines through."""
 
-    def __init__(self, executor: ActionExecutor, workspace: Path, paths: PathAccess, session_id: str) -> None:
+    def __init__(
+        self, executor: ActionExecutor, reads: HostReads, workspace: Path, paths: PathAccess, session_id: str
+    ) -> None:
         self._executor = executor
+        self._reads = reads
         self._workspace = workspace
         self._paths = paths
         self._session_id = session_id
@@ -38,9 +50,9 @@ class EditDiagnostics:
         if not paths:
             return None
         try:
-            answer = await self._executor.lsp_diagnostics(tuple(paths))
+            answer = await self._reads.lsp_diagnostics(tuple(paths))
         except SandboxUnavailable:
-            return None  # a backend without language servers (docker workers)
+            return None  # no sandbox for a language server here
         except Exception as exc:  # an offer, not a step: the edit itself succeeded and must read as such
             return f"(Language server diagnostics are unavailable: {type(exc).__name__}: {exc})"
         if answer is None:
@@ -51,6 +63,7 @@ class EditDiagnostics:
             call_id=draft.call_id,
             paths=self._paths,
             executor=self._executor,
+            reads=self._reads,
         )
         shown = [shown_path(p, self._workspace) for p in paths]
         text = "Language server after this change: " + await format_diagnostics(answer, ctx, shown)

@@ -28,6 +28,7 @@ from seepient.net import policy_from_settings
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import (
+    ActionExecutor,
     CompactionEvent,
     ImagePart,
     Message,
@@ -262,7 +263,7 @@ class Session:
             net_policy=net_policy,
             protected=own_files,
         )
-        executor = LocalExecutor(
+        local = LocalExecutor(
             workspace,
             sandbox=sandbox,
             seepient_home=paths.home,
@@ -284,7 +285,7 @@ class Session:
             jail_hidden=[*(Path(p).expanduser() for p in settings.execution.sandbox_hidden), *own_files],
             foreign_config_allowed=policy.user_allows_workspace_write,
         )
-        host_reads = executor
+        executor: ActionExecutor = local
         signer, witness = _audit_key_and_witness(settings, paths, workspace)
         audit = (
             options.subagent.audit_log(
@@ -300,7 +301,7 @@ class Session:
             from seepient.execution.docker_worker import DockerWorkerExecutor
 
             executor = DockerWorkerExecutor.from_settings(
-                settings.execution, workspace=workspace, reads=executor, session_id=session_id, audit=audit
+                settings.execution, workspace=workspace, local=local, session_id=session_id, audit=audit
             )
         history: list[Message] = list(options.history)
         broker = ApprovalBroker(
@@ -328,6 +329,7 @@ class Session:
             policy=policy,
             broker=broker,
             executor=executor,
+            reads=local.reads,
             audit=audit,
             events=events,
             workspace=workspace,
@@ -342,7 +344,9 @@ class Session:
             post_hooks=[hooks.post_tool_use],
         )
         if settings.lsp.diagnostics_after_edit:
-            deps.post_hooks.append(EditDiagnostics(executor, workspace, policy.guard, session_id))
+            deps.post_hooks.append(
+                EditDiagnostics(executor, local.reads, workspace, policy.guard, session_id)
+            )
         context = ConversationContext.open(
             workspace,
             settings=settings,
@@ -354,7 +358,7 @@ class Session:
             summary_model_name=helper_name,
             guard=policy.guard,
             environ=options.environ,
-            git_jail=host_reads.read_only_jail,
+            git_jail=local.read_only_jail,
         )
         pipeline = ToolCallPipeline(deps)
         skill_tool = registry.get(SkillTool.name)
@@ -522,11 +526,7 @@ class Session:
 
     async def aclose(self) -> None:
         # Background processes and language servers die with the session.
-        if (
-            isinstance(self._deps.executor, LocalExecutor)
-            or self.settings.execution.backend == "docker-worker"
-        ):
-            await self._deps.executor.aclose()
+        await self._deps.executor.aclose()
         await self.mcp.aclose()
         await self._model.aclose()
         if self._owns_router:

@@ -1,4 +1,5 @@
-"""Helpers every built-in tool uses: showing paths, checking payload types, explaining failed commits."""
+"""Helpers every built-in tool uses: showing paths, checking payload and outcome types, explaining failed
+commits."""
 
 from __future__ import annotations
 
@@ -6,10 +7,17 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
-from seepient.protocol import CommitOutcome, PathDenied, PreparedActionDraft, ResolvedPath
+from seepient.protocol import (
+    ApprovedAction,
+    CommitOutcome,
+    PathDenied,
+    PreparedActionDraft,
+    ResolvedPath,
+)
 from seepient.tools.base import ToolContext, ToolInputError
 
 PayloadT = TypeVar("PayloadT", bound=BaseModel)
+OutcomeT = TypeVar("OutcomeT", bound=BaseModel)
 
 
 def display_path(resolved: ResolvedPath) -> str:
@@ -34,7 +42,7 @@ async def read_for_change(
     """The file's bytes as preparing ``what`` (``the change``, ``the patch``) sees them, or None when it does
     not exist yet; a directory (told ``directory_hint``) or an unreadable file is a ``ToolInputError``."""
     try:
-        return await ctx.executor.read_file(resolved.absolute)
+        return await ctx.reads.read_file(resolved.absolute)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -44,10 +52,10 @@ async def read_for_change(
 
 
 async def path_kind(ctx: ToolContext, absolute: str) -> Literal["directory", "file", "missing"]:
-    """What is at a guard-checked path, asked through the executor (the protocol has no stat): reading a
+    """What is at a guard-checked path, asked through the host reads (the protocol has no stat): reading a
     directory fails with ``IsADirectoryError``, a missing path with ``FileNotFoundError``."""
     try:
-        await ctx.executor.read_file(absolute)
+        await ctx.reads.read_file(absolute)
     except IsADirectoryError:
         return "directory"
     except FileNotFoundError:
@@ -71,11 +79,21 @@ def stream_sections(stdout: str, stderr: str, *, new: bool = False) -> list[str]
     return sections
 
 
-def expect_payload(action: PreparedActionDraft, payload_type: type[PayloadT]) -> PayloadT:
+def expect_payload(action: ApprovedAction | PreparedActionDraft, payload_type: type[PayloadT]) -> PayloadT:
     """The action's payload, checked: an action routed to the wrong tool is a bug, not something to guess at."""
     if not isinstance(action.payload, payload_type):
         raise TypeError(f"{action.tool} cannot execute a {type(action.payload).__name__} payload")
     return action.payload
+
+
+async def execute_as(ctx: ToolContext, action: ApprovedAction, outcome_type: type[OutcomeT]) -> OutcomeT:
+    """Carry ``action`` out through ``ctx.executor`` and return its outcome, checked to be an ``outcome_type``."""
+    outcome = await ctx.executor.execute(action)
+    if not isinstance(outcome, outcome_type):
+        raise TypeError(
+            f"{action.tool}: the executor answered a {type(outcome).__name__}, not a {outcome_type.__name__}"
+        )
+    return outcome
 
 
 def commit_failure_text(outcome: CommitOutcome, shown: str, verb: str) -> str:

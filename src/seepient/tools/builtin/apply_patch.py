@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.protocol import (
     ActionKind,
+    ApprovedAction,
+    CommitOutcome,
     FileChange,
     FileChangeSet,
     PathDenied,
@@ -19,6 +21,7 @@ from seepient.protocol import (
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
     commit_failure_text,
+    execute_as,
     expect_payload,
     read_for_change,
     workspace_relative,
@@ -230,18 +233,10 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
             (arrival, ""),
         ]
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change_set = expect_payload(action, FileChangeSet)
-        commit_files = getattr(ctx.executor, "commit_files", None)
-        if commit_files is None:
-            return ToolOutput(
-                f"This execution backend ({type(ctx.executor).__name__}) cannot commit several files at once, "
-                "so nothing was changed. Make the changes one file at a time with edit_file and write_file.",
-                is_error=True,
-                data={"code": "UNSUPPORTED"},
-            )
         try:
-            outcome = await commit_files(change_set.changes)
+            outcome = await execute_as(ctx, action, CommitOutcome)
         except PathDenied as exc:
             return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
         if not outcome.ok:

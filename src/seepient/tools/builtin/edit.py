@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.protocol import (
     ActionKind,
+    ApprovedAction,
+    CommitOutcome,
     EditBlock,
     FileChange,
     PathDenied,
@@ -19,6 +21,7 @@ from seepient.protocol import (
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
     commit_failure_text,
+    execute_as,
     expect_payload,
     read_for_change,
     workspace_relative,
@@ -60,10 +63,12 @@ def _draft(tool: str, ctx: ToolContext, change: FileChange, summary: str) -> Pre
     return ctx.draft(tool, ActionKind.FILE_CHANGE, change, read_only=False, summary=summary)
 
 
-async def _commit(ctx: ToolContext, change: FileChange, verb: str) -> ToolOutput | None:
+async def _commit(
+    ctx: ToolContext, action: ApprovedAction, change: FileChange, verb: str
+) -> ToolOutput | None:
     """Commit through the executor; an error result when nothing landed, None when it did."""
     try:
-        outcome = await ctx.executor.commit_file(change)
+        outcome = await execute_as(ctx, action, CommitOutcome)
     except PathDenied as exc:
         return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
     if outcome.ok:
@@ -136,9 +141,9 @@ class WriteFileTool(Tool[WriteFileInput]):
         )
         return _draft(self.name, ctx, change, summary)
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
-        failed = await _commit(ctx, change, "write")
+        failed = await _commit(ctx, action, change, "write")
         if failed is not None:
             return failed
         lines = count_lines(change.new_content or "")
@@ -300,9 +305,9 @@ class EditFileTool(Tool[EditFileInput]):
         )
         return "\n".join(parts)
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
-        failed = await _commit(ctx, change, "edit")
+        failed = await _commit(ctx, action, change, "edit")
         if failed is not None:
             return failed
         if change.pre_image_sha256 is None:

@@ -10,11 +10,20 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seepient.protocol import ActionKind, FileChange, PathDenied, PreparedActionDraft, ReadAction
+from seepient.protocol import (
+    ActionKind,
+    ApprovedAction,
+    CommitOutcome,
+    FileChange,
+    PathDenied,
+    PreparedActionDraft,
+    ReadAction,
+)
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
     commit_failure_text,
     display_path,
+    execute_as,
     expect_payload,
     workspace_relative,
 )
@@ -46,7 +55,7 @@ def _joined(value: Any) -> str:
 
 async def _notebook_text(ctx: ToolContext, absolute: str, shown: str) -> tuple[bytes, str]:
     try:
-        data = await ctx.executor.read_file(absolute)
+        data = await ctx.reads.read_file(absolute)
     except FileNotFoundError:
         raise ToolInputError(
             f"Notebook not found: {shown}. Use glob with pattern '**/*.ipynb' to find one."
@@ -153,7 +162,7 @@ class NotebookReadTool(Tool[NotebookReadInput]):
             summary=f"Read notebook {shown}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
         params = payload.params
         shown = params.get("path") or payload.paths[0]
@@ -252,10 +261,10 @@ class NotebookEditTool(Tool[NotebookEditInput]):
             summary=f"Edit notebook {relative}: {what}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
         try:
-            outcome = await ctx.executor.commit_file(change)
+            outcome = await execute_as(ctx, action, CommitOutcome)
         except PathDenied as exc:
             return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
         if not outcome.ok:
