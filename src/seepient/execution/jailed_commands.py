@@ -141,6 +141,8 @@ class JailedCommands:
                 sandbox_mode=jail.sandbox_mode,
                 bwrap=jail.bwrap,
                 max_output_bytes=jail.max_output_bytes,
+                readable=jail.readable,
+                hidden=jail.hidden,
             )
         finally:
             repairs = recovered + await asyncio.to_thread(self._control.after_command)

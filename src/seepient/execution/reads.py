@@ -169,6 +169,8 @@ class LocalReads:
                 environ=jail.environ,
                 request_timeout_s=request_timeout_s,
                 diagnostics_wait_s=diagnostics_wait_s,
+                jail_readable=jail.readable,
+                jail_hidden=jail.hidden,
             )
         return self._language_servers
 

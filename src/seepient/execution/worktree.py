@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -54,9 +54,12 @@ async def run_worktree_command(
     sandbox_mode: Literal["auto", "off"],
     bwrap: BwrapSandbox,
     max_output_bytes: int,
+    readable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
 ) -> ShellOutcome:
     """Run ``command.argv`` at the workspace root. Only ``create`` and ``remove`` get the writable bind;
-    ``list`` runs like any read-only command. Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
+    ``list`` runs like any read-only command. ``readable`` and ``hidden`` are the user's additions to the
+    jail's view, as for every other command. Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
     root = workspace.resolve()
     cwd = Path(command.cwd)
     if cwd != root:
@@ -81,7 +84,14 @@ async def run_worktree_command(
         workspace=root,
         cwd=root,
         network=False,
-        view=host_view(home=home, seepient_home=seepient_home, environ=environ, workspace=root),
+        view=host_view(
+            home=home,
+            seepient_home=seepient_home,
+            environ=environ,
+            workspace=root,
+            readable=readable,
+            hidden=hidden,
+        ),
         read_only_inside=protected_workspace_paths(root),
         env=env,
         extra_binds=binds,
