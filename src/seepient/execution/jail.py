@@ -117,22 +117,70 @@ class Jail:
         return Path(cwd) if os.path.isabs(cwd) else self.workspace / cwd
 
     async def command_argv(
-        self, argv: Sequence[str], *, cwd: Path, network: bool, egress: EgressProxy | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        network: bool = False,
+        egress: EgressProxy | None = None,
+        extra_binds: Sequence[tuple[Path, Path]] = (),
     ) -> tuple[list[str], dict[str, str]]:
-        """``argv`` jailed in the workspace, as ``sandboxed_argv`` makes it with this jail's view."""
-        return await sandboxed_argv(
+        """The bubblewrap command line and environment that run ``argv`` jailed in the workspace (at ``cwd``,
+        default its root): one profile for foreground, background and worktree commands. With a started
+        ``egress`` proxy (and ``network``), the command gets its own empty network namespace whose only way out
+        is that proxy. ``extra_binds`` are more ``(host, jail)`` folders it may write. Raises
+        ``SandboxUnavailable`` when bubblewrap cannot start."""
+        status = await asyncio.to_thread(self.bwrap.probe)
+        if not status.available:
+            raise SandboxUnavailable(status.message)
+        root = self.workspace
+        env = dict(self.env)
+        binds = list(extra_binds)
+        if network and egress is not None:
+            argv, network = egress.sandbox_argv(argv), False
+            env = {**env, **egress.sandbox_env()}
+            binds += egress.sandbox_binds()
+        full_argv = self.bwrap.command_argv(
             argv,
-            workspace=self.workspace,
-            cwd=cwd,
+            workspace=root,
+            cwd=(cwd or root).resolve(),
             network=network,
-            seepient_home=self.seepient_home,
-            home=self.home,
-            environ=self.environ,
-            sandbox=self.bwrap,
-            egress=egress,
-            readable=self.readable,
-            hidden=self.hidden,
+            view=self.view(root),
+            read_only_inside=protected_workspace_paths(root),
+            env=env,
+            extra_binds=binds,
         )
+        return full_argv, env
+
+    async def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        timeout_s: float | None,
+        network: bool = False,
+        egress: EgressProxy | None = None,
+        extra_binds: Sequence[tuple[Path, Path]] = (),
+    ) -> ShellOutcome:
+        """Run ``argv`` to its end at ``cwd`` (``command_argv``'s options), capturing its output; with the
+        sandbox off, directly with the scrubbed environment (and the host's network)."""
+        if self.sandbox_mode == "off":
+            require_directory(cwd)
+            result = await run_process(
+                list(argv),
+                env=dict(self.env),
+                cwd=cwd,
+                timeout_s=timeout_s,
+                max_output_bytes=self.max_output_bytes,
+            )
+            return result.shell_outcome("none")
+        full_argv, env = await self.command_argv(
+            argv, cwd=cwd, network=network, egress=egress, extra_binds=extra_binds
+        )
+        result = await run_process(
+            full_argv, env=env, timeout_s=timeout_s, max_output_bytes=self.max_output_bytes
+        )
+        return result.shell_outcome("bwrap")
 
     def read_only(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:
         """``argv`` wrapped to run jailed with ``root`` read-only, no network and the scrubbed environment: how
@@ -172,7 +220,6 @@ async def run_sandboxed(
     egress: EgressProxy | None = None,
     readable: Sequence[Path] = (),
     hidden: Sequence[Path] = (),
-    undo_planted: bool = True,
 ) -> ShellOutcome:
     """Run ``argv`` as it is (no shell) in the sandbox: the body of ``seepient sandbox run -- CMD``.
 
@@ -181,7 +228,8 @@ async def run_sandboxed(
     ``SandboxUnavailable`` with the reason and the fix when bubblewrap cannot start.
 
     With a started ``egress`` proxy (and ``network``), the command gets its own empty network namespace
-    whose only way out is that proxy, instead of the host's network.
+    whose only way out is that proxy, instead of the host's network. What the command leaves for programs
+    outside the jail is undone afterwards, as after the executor's commands.
     """
     if not argv:
         raise ValueError("no command to run")
@@ -190,25 +238,16 @@ async def run_sandboxed(
     if seepient_home is None:
         raw = environ.get("SEEPIENT_HOME")
         seepient_home = Path(raw).expanduser() if raw else home / ".seepient"
-    full_argv, env = await sandboxed_argv(
-        argv,
-        workspace=workspace,
-        cwd=cwd,
-        network=network,
+    jail = Jail.build(
+        workspace,
         seepient_home=seepient_home,
         home=home,
         environ=environ,
-        sandbox=sandbox or BwrapSandbox(),
-        egress=egress,
+        bwrap=sandbox,
         readable=readable,
         hidden=hidden,
     )
-    if not undo_planted:
-        # The caller brackets the command with its own control guard (the executor's, with the user's rules).
-        result = await run_process(
-            full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
-        )
-        return result.shell_outcome("bwrap")
+    full_argv, env = await jail.command_argv(argv, cwd=cwd, network=network, egress=egress)
     # Whoever runs it, what a jailed command leaves for programs outside the jail is undone afterwards.
     watch = ControlWatch(
         ControlGuard(workspace, quarantine_root=seepient_home / "quarantine"),
@@ -222,53 +261,6 @@ async def run_sandboxed(
     finally:
         repairs = await asyncio.to_thread(watch.after_command)
     return with_repairs(result.shell_outcome("bwrap"), repairs)
-
-
-async def sandboxed_argv(
-    argv: Sequence[str],
-    *,
-    workspace: Path,
-    cwd: Path | None,
-    network: bool,
-    seepient_home: Path,
-    home: Path,
-    environ: Mapping[str, str],
-    sandbox: BwrapSandbox,
-    egress: EgressProxy | None = None,
-    readable: Sequence[Path] = (),
-    hidden: Sequence[Path] = (),
-    extra_binds: Sequence[tuple[Path, Path]] = (),
-) -> tuple[list[str], dict[str, str]]:
-    """The bubblewrap command line and environment that run ``argv`` jailed: one profile for foreground and
-    background commands. Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
-    status = await asyncio.to_thread(sandbox.probe)
-    if not status.available:
-        raise SandboxUnavailable(status.message)
-    root = workspace.resolve()
-    env = scrubbed_environment(environ, home=str(home))
-    binds: list[tuple[Path, Path]] = list(extra_binds)
-    if network and egress is not None:
-        argv, network = egress.sandbox_argv(argv), False
-        env = {**env, **egress.sandbox_env()}
-        binds += egress.sandbox_binds()
-    full_argv = sandbox.command_argv(
-        argv,
-        workspace=root,
-        cwd=(cwd or root).resolve(),
-        network=network,
-        view=host_view(
-            home=home,
-            seepient_home=seepient_home,
-            environ=environ,
-            workspace=root,
-            readable=readable,
-            hidden=hidden,
-        ),
-        read_only_inside=protected_workspace_paths(root),
-        env=env,
-        extra_binds=binds,
-    )
-    return full_argv, env
 
 
 def _linked_git_dirs(root: Path) -> list[Path]:

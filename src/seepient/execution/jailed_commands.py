@@ -11,7 +11,6 @@ from collections.abc import Callable
 from seepient.execution.background import BackgroundProcesses
 from seepient.execution.control_guard import ControlGuard, ControlWatch, Repair
 from seepient.execution.jail import Jail, require_directory, shell_argv, with_repairs
-from seepient.execution.process import run_process
 from seepient.execution.worktree import run_worktree_command
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.egress_proxy import DomainCheck, EgressProxy
@@ -104,46 +103,21 @@ class JailedCommands:
 
     async def _run_shell(self, command: ShellCommand) -> ShellOutcome:
         jail = self._jail
-        cwd = jail.cwd_of(command.cwd)
-        timeout_s = command.timeout_ms / 1000
-        if jail.sandbox_mode == "off":
-            require_directory(cwd)
-            result = await run_process(
-                shell_argv(command.command),
-                env=dict(jail.env),
-                cwd=cwd,
-                timeout_s=timeout_s,
-                max_output_bytes=jail.max_output_bytes,
-            )
-            return result.shell_outcome("none")
-        network = Capability.NETWORK in command.capabilities
+        network = Capability.NETWORK in command.capabilities and jail.sandbox_mode != "off"
         async with contextlib.AsyncExitStack() as stack:
-            egress = await self._egress(network, stack)
-            argv, env = await jail.command_argv(
-                shell_argv(command.command), cwd=cwd, network=network, egress=egress
+            return await jail.run(
+                shell_argv(command.command),
+                cwd=jail.cwd_of(command.cwd),
+                timeout_s=command.timeout_ms / 1000,
+                network=network,
+                egress=await self._egress(network, stack),
             )
-            result = await run_process(
-                argv, env=env, timeout_s=timeout_s, max_output_bytes=jail.max_output_bytes
-            )
-        return result.shell_outcome("bwrap")
 
     async def run_worktree(self, command: WorktreeCommand) -> ShellOutcome:
         """Run a git worktree operation's exact argv; raises ``SandboxUnavailable`` when no sandbox can start."""
         recovered = await self._begin_command()
         try:
-            jail = self._jail
-            outcome = await run_worktree_command(
-                command,
-                workspace=jail.workspace,
-                seepient_home=jail.seepient_home,
-                home=jail.home,
-                environ=jail.environ,
-                sandbox_mode=jail.sandbox_mode,
-                bwrap=jail.bwrap,
-                max_output_bytes=jail.max_output_bytes,
-                readable=jail.readable,
-                hidden=jail.hidden,
-            )
+            outcome = await run_worktree_command(command, self._jail)
         finally:
             repairs = recovered + await asyncio.to_thread(self._control.after_command)
         return with_repairs(outcome, repairs)

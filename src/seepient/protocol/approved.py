@@ -4,12 +4,23 @@ tool-call pipeline's hand-off to execution makes one, and executors take nothing
 from __future__ import annotations
 
 import hmac
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from seepient.protocol.actions import ActionKind, ActionPayload, PreparedActionDraft
+from seepient.protocol.actions import PreparedActionDraft
 from seepient.protocol.approval import ApprovalResponse
 from seepient.protocol.verdict import Decision, Verdict
+
+
+class _OfTheDraft:
+    """An attribute of an approved action that is its draft's own (``payload``, ``summary``, ``digest``…)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, action: ApprovedAction | None, owner: type | None = None) -> Any:
+        return self if action is None else getattr(action.draft, self._name)
 
 
 class ApprovedAction(BaseModel):
@@ -19,7 +30,7 @@ class ApprovedAction(BaseModel):
     approval of another digest: whatever holds one holds an action that may run. Its digest is the draft's.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", ignored_types=(_OfTheDraft,))
 
     draft: PreparedActionDraft
     verdict: Verdict
@@ -47,40 +58,14 @@ class ApprovedAction(BaseModel):
             return "policy asked about this action and nobody approved it; it cannot run"
         return None
 
-    # The draft's own fields, so that what runs reads like what was prepared.
-
-    @property
-    def digest(self) -> str:
-        return self.draft.digest
-
-    @property
-    def payload(self) -> ActionPayload:
-        return self.draft.payload
-
-    @property
-    def id(self) -> str:
-        return self.draft.id
-
-    @property
-    def session_id(self) -> str:
-        return self.draft.session_id
-
-    @property
-    def call_id(self) -> str:
-        return self.draft.call_id
-
-    @property
-    def tool(self) -> str:
-        return self.draft.tool
-
-    @property
-    def kind(self) -> ActionKind:
-        return self.draft.kind
-
-    @property
-    def read_only(self) -> bool:
-        return self.draft.read_only
-
-    @property
-    def summary(self) -> str:
-        return self.draft.summary
+    # The draft's own fields, so that what runs reads like what was prepared (and tools written against drafts
+    # keep working).
+    id = _OfTheDraft()
+    session_id = _OfTheDraft()
+    call_id = _OfTheDraft()
+    tool = _OfTheDraft()
+    kind = _OfTheDraft()
+    payload = _OfTheDraft()
+    read_only = _OfTheDraft()
+    summary = _OfTheDraft()
+    digest = _OfTheDraft()

@@ -3,6 +3,7 @@ result, so the model sees a syntax or type error it just introduced without aski
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from seepient.protocol import (
@@ -29,19 +30,17 @@ def changed_paths(draft: PreparedActionDraft, workspace: Path) -> list[str]:
     return [str(workspace / change.path) for change in changes if not change.delete]
 
 
+@dataclass(frozen=True)
 class EditDiagnostics:
     """A pipeline post hook: diagnostics for the files a successful change touched, or nothing. They come from
     the host reads (the language servers); ``executor`` only completes the tool context the formatting reads
     source lines through."""
 
-    def __init__(
-        self, executor: ActionExecutor, reads: HostReads, workspace: Path, paths: PathAccess, session_id: str
-    ) -> None:
-        self._executor = executor
-        self._reads = reads
-        self._workspace = workspace
-        self._paths = paths
-        self._session_id = session_id
+    _executor: ActionExecutor
+    _reads: HostReads
+    _workspace: Path
+    _paths: PathAccess
+    _session_id: str
 
     async def __call__(self, draft: PreparedActionDraft, output: ToolOutput) -> str | None:
         if output.is_error or draft.kind is not ActionKind.FILE_CHANGE:

@@ -14,7 +14,7 @@ from seepient.protocol import (
     PreparedActionDraft,
     ResolvedPath,
 )
-from seepient.tools.base import ToolContext, ToolInputError
+from seepient.tools.base import ToolContext, ToolInputError, ToolOutput
 
 PayloadT = TypeVar("PayloadT", bound=BaseModel)
 OutcomeT = TypeVar("OutcomeT", bound=BaseModel)
@@ -94,6 +94,26 @@ async def execute_as(ctx: ToolContext, action: ApprovedAction, outcome_type: typ
             f"{action.tool}: the executor answered a {type(outcome).__name__}, not a {outcome_type.__name__}"
         )
     return outcome
+
+
+async def commit_or_explain(
+    ctx: ToolContext, action: ApprovedAction, verb: str, *, shown: str | None = None, preface: str = ""
+) -> ToolOutput | None:
+    """Carry out an approved change (a file, a set of files, a memory note) through the executor: None when it
+    landed, else what the model reads (a path the guard refused, or why nothing was written). ``shown`` names
+    the file in that text; by default the path the outcome names."""
+    try:
+        outcome = await execute_as(ctx, action, CommitOutcome)
+    except PathDenied as exc:
+        return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
+    if outcome.ok:
+        return None
+    where = shown or outcome.path or f"the {verb}"
+    return ToolOutput(
+        preface + commit_failure_text(outcome, where, verb),
+        is_error=True,
+        data={"path": shown or outcome.path, "code": outcome.code},
+    )
 
 
 def commit_failure_text(outcome: CommitOutcome, shown: str, verb: str) -> str:

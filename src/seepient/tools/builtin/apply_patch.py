@@ -11,17 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from seepient.protocol import (
     ActionKind,
     ApprovedAction,
-    CommitOutcome,
     FileChange,
     FileChangeSet,
-    PathDenied,
     PreparedActionDraft,
     ResolvedPath,
 )
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
-    commit_failure_text,
-    execute_as,
+    commit_or_explain,
     expect_payload,
     read_for_change,
     workspace_relative,
@@ -235,18 +232,11 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change_set = expect_payload(action, FileChangeSet)
-        try:
-            outcome = await execute_as(ctx, action, CommitOutcome)
-        except PathDenied as exc:
-            return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
-        if not outcome.ok:
-            shown = outcome.path or "the patch"
-            text = commit_failure_text(outcome, shown, "patch")
-            return ToolOutput(
-                f"No file was changed: the patch applies whole or not at all.\n{text}",
-                is_error=True,
-                data={"path": outcome.path, "code": outcome.code},
-            )
+        failed = await commit_or_explain(
+            ctx, action, "patch", preface="No file was changed: the patch applies whole or not at all.\n"
+        )
+        if failed is not None:
+            return failed
         files = [_file_data(change) for change in change_set.changes]
         lines = [f"Applied the patch to {len(files)} file{'s' if len(files) != 1 else ''}:"]
         for item in files:

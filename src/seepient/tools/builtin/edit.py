@@ -11,17 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from seepient.protocol import (
     ActionKind,
     ApprovedAction,
-    CommitOutcome,
     EditBlock,
     FileChange,
-    PathDenied,
     PreparedActionDraft,
     ResolvedPath,
 )
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
-    commit_failure_text,
-    execute_as,
+    commit_or_explain,
     expect_payload,
     read_for_change,
     workspace_relative,
@@ -61,23 +58,6 @@ async def _current_bytes(ctx: ToolContext, resolved: ResolvedPath, shown: str) -
 
 def _draft(tool: str, ctx: ToolContext, change: FileChange, summary: str) -> PreparedActionDraft:
     return ctx.draft(tool, ActionKind.FILE_CHANGE, change, read_only=False, summary=summary)
-
-
-async def _commit(
-    ctx: ToolContext, action: ApprovedAction, change: FileChange, verb: str
-) -> ToolOutput | None:
-    """Commit through the executor; an error result when nothing landed, None when it did."""
-    try:
-        outcome = await execute_as(ctx, action, CommitOutcome)
-    except PathDenied as exc:
-        return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
-    if outcome.ok:
-        return None
-    return ToolOutput(
-        commit_failure_text(outcome, change.path, verb),
-        is_error=True,
-        data={"path": change.path, "code": outcome.code},
-    )
 
 
 def _change_data(change: FileChange) -> dict[str, Any]:
@@ -143,7 +123,7 @@ class WriteFileTool(Tool[WriteFileInput]):
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
-        failed = await _commit(ctx, action, change, "write")
+        failed = await commit_or_explain(ctx, action, "write", shown=change.path)
         if failed is not None:
             return failed
         lines = count_lines(change.new_content or "")
@@ -307,7 +287,7 @@ class EditFileTool(Tool[EditFileInput]):
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
-        failed = await _commit(ctx, action, change, "edit")
+        failed = await commit_or_explain(ctx, action, "edit", shown=change.path)
         if failed is not None:
             return failed
         if change.pre_image_sha256 is None:

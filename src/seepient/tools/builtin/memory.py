@@ -16,14 +16,13 @@ from seepient.config.paths import MemoryScope
 from seepient.protocol import (
     ActionKind,
     ApprovedAction,
-    CommitOutcome,
     EditBlock,
     FileChange,
     PreparedActionDraft,
 )
 from seepient.protocol.actions import MemoryAction
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import commit_failure_text, execute_as, expect_payload
+from seepient.tools.builtin._common import commit_or_explain, expect_payload
 from seepient.tools.builtin._text import (
     BinaryContent,
     count_lines,
@@ -231,10 +230,10 @@ class MemoryTool(Tool[MemoryInput]):
         memory = expect_payload(action, MemoryAction)
         if memory.command == "view":
             return await self._view(memory, ctx)
-        outcome = await execute_as(ctx, action, CommitOutcome)
         shown = display(memory.scope, memory.path)  # type: ignore[arg-type]
-        if not outcome.ok:
-            return ToolOutput(commit_failure_text(outcome, shown, f"memory {memory.command}"), is_error=True)
+        failed = await commit_or_explain(ctx, action, f"memory {memory.command}", shown=shown)
+        if failed is not None:
+            return failed
         messages = {
             "create": f"Saved {shown}.",
             "str_replace": f"Edited {shown}.",

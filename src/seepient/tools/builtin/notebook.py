@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from seepient.protocol import (
     ActionKind,
     ApprovedAction,
-    CommitOutcome,
     FileChange,
     PathDenied,
     PreparedActionDraft,
@@ -21,9 +20,8 @@ from seepient.protocol import (
 )
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
-    commit_failure_text,
+    commit_or_explain,
     display_path,
-    execute_as,
     expect_payload,
     workspace_relative,
 )
@@ -263,16 +261,9 @@ class NotebookEditTool(Tool[NotebookEditInput]):
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
-        try:
-            outcome = await execute_as(ctx, action, CommitOutcome)
-        except PathDenied as exc:
-            return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
-        if not outcome.ok:
-            return ToolOutput(
-                commit_failure_text(outcome, change.path, "notebook edit"),
-                is_error=True,
-                data={"path": change.path, "code": outcome.code},
-            )
+        failed = await commit_or_explain(ctx, action, "notebook edit", shown=change.path)
+        if failed is not None:
+            return failed
         stats = diff_stats(change.diff)
         return ToolOutput(
             f"{action.summary.removeprefix('Edit notebook ')} — done.",
