@@ -107,6 +107,12 @@ async def test_a_copy_forged_past_validation_does_not_run(executor: LocalExecuto
     )
     forgeries = [
         asked.model_copy(update={"draft": approved(_touch(workspace)).draft}),
+        asked.model_copy(
+            update={
+                "draft": approved(_touch(workspace)).draft,
+                "approval": ApprovalResponse(decision=ApprovalDecision.APPROVE_ONCE, digest=harmless.digest),
+            }
+        ),
         harmless.model_copy(
             update={"draft": approved(_touch(workspace)).draft, "verdict": Verdict.deny("deny")}
         ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
 from seepient.protocol.actions import PreparedActionDraft
 from seepient.protocol.approval import ApprovalResponse
@@ -35,6 +35,9 @@ class ApprovedAction(BaseModel):
     draft: PreparedActionDraft
     verdict: Verdict
     approval: ApprovalResponse | None = None
+    _bound: tuple[PreparedActionDraft, ApprovalResponse] | None = PrivateAttr(default=None)
+    """The draft and approval objects whose digests were found equal: a large change's digest costs
+    milliseconds, and the executor's second look need not pay it again for the very same objects."""
 
     @model_validator(mode="after")
     def _cleared(self) -> ApprovedAction:
@@ -51,12 +54,22 @@ class ApprovedAction(BaseModel):
         if self.approval is not None:
             if not self.approval.approved:
                 return "the approval rejects this action; it cannot run"
-            # Approvals bind to the digest (DESIGN §3): an answer about another action approves nothing here.
-            if not hmac.compare_digest(self.approval.digest, self.draft.digest):
+            if not self._binds(self.approval):
                 return "the approval is for another action (its digest differs); nothing runs"
         elif self.verdict.decision is Decision.ASK:
             return "policy asked about this action and nobody approved it; it cannot run"
         return None
+
+    def _binds(self, approval: ApprovalResponse) -> bool:
+        # Approvals bind to the digest (DESIGN §3): an answer about another action approves nothing here. A copy
+        # with another draft or approval (model_copy keeps _bound) holds other objects and is compared afresh.
+        bound = self._bound
+        if bound is not None and bound[0] is self.draft and bound[1] is approval:
+            return True
+        if not hmac.compare_digest(approval.digest, self.draft.digest):
+            return False
+        self._bound = (self.draft, approval)
+        return True
 
     # The draft's own fields, so that what runs reads like what was prepared (and tools written against drafts
     # keep working).
