@@ -56,7 +56,7 @@ def test_ripgrep_inside_the_workspace_is_not_used(
     workspace: Path, activated_venv: Path, tmp_path: Path
 ) -> None:
     executor = LocalExecutor(workspace, seepient_home=tmp_path / "h", ripgrep=str(workspace / ".venv/bin/rg"))
-    assert executor.ripgrep is None
+    assert executor.reads.ripgrep is None
 
 
 async def test_the_jail_runs_with_the_system_bubblewrap(

@@ -48,7 +48,8 @@ class LocalExecutor:
 
     ``sandbox="off"`` runs shell commands directly (with the scrubbed environment) and must come from an
     explicit user choice. ``home`` is the home whose credential stores are hidden (default: ``$HOME``).
-    ``ripgrep`` names the rg binary, ``None`` for the pure-Python search; ``bwrap`` overrides the sandbox.
+    ``ripgrep`` names the rg binary for ``reads``, ``None`` for the pure-Python search; ``bwrap`` overrides the
+    sandbox.
     """
 
     def __init__(
@@ -107,10 +108,6 @@ class LocalExecutor:
             egress_domain_check=egress_domain_check,
             foreign_config_allowed=foreign_config_allowed,
         )
-
-    @property
-    def ripgrep(self) -> str | None:
-        return self.reads.ripgrep
 
     def read_only_jail(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:
         """``argv`` jailed with ``root`` read-only (``Jail.read_only``): how context assembly runs git status."""
