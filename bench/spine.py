@@ -42,13 +42,15 @@ def _shell_round_trip(root: Path, runs: int) -> str:
     workspace.mkdir()
     home = root / "seepient-home"
     events = EventStream("bench")
+    executor = LocalExecutor(workspace, seepient_home=home)
     deps = PipelineDeps(
         registry=builtin_registry(),
         policy=PolicyEngine(
             workspace, seepient_home=home, mode="ask-untrusted", permissions=PermissionSettings()
         ),
         broker=ApprovalBroker(None, auto_approve=True),
-        executor=LocalExecutor(workspace, seepient_home=home),
+        executor=executor,
+        reads=executor.reads,
         audit=AuditLog(home / "audit.log"),
         events=events,
         workspace=workspace,

@@ -27,7 +27,7 @@ from bench._timing import median_ms, report, sample, sample_async
 from seepient.crypto import init_deployment, load_signing_key, load_verify_key
 from seepient.execution.docker_worker import DockerWorkerExecutor, client_ssl_context
 from seepient.execution.local import LocalExecutor
-from seepient.protocol import ShellCommand
+from seepient.protocol import ActionKind, ApprovedAction, PreparedActionDraft, ShellCommand, Verdict
 from seepient.scheduler.image import DEFAULT_TAG, WORKER_UID, ImageBuildError, build_worker_image
 
 UNPOOLED_TARGET = 1.2
@@ -87,7 +87,7 @@ class _Scheduler:
             ),
             signing_key=load_signing_key(d / "dispatch-signing.key"),
             result_key=load_verify_key(d / "result-signing.pub"),
-            reads=LocalExecutor(self.workspace, seepient_home=d / "home"),
+            local=LocalExecutor(self.workspace, seepient_home=d / "home"),
             memory_mb=256,
             pids=64,
         )
@@ -96,12 +96,22 @@ class _Scheduler:
 async def _dispatch_samples(scheduler: _Scheduler, *, runs: int, pause_s: float) -> list[float]:
     executor = scheduler.executor()
     command = ShellCommand(command="true", cwd=str(scheduler.workspace), timeout_ms=30_000)
+    draft = PreparedActionDraft(
+        session_id="bench",
+        call_id="bench",
+        tool="shell",
+        kind=ActionKind.SHELL,
+        payload=command,
+        read_only=False,
+        summary="Run: true",
+    )
+    action = ApprovedAction(draft=draft, verdict=Verdict.allow("bench"))
 
     async def once() -> None:
         if pause_s:
             await asyncio.sleep(pause_s)
         started = time.perf_counter()
-        outcome = await executor.run_shell(command)
+        outcome = await executor.execute(action)
         elapsed.append(time.perf_counter() - started)
         assert outcome.exit_code == 0, outcome
 

@@ -16,6 +16,7 @@ from seepient.context.skills import UnknownSkillError
 from seepient.models.scripted import ReplayModel
 from seepient.protocol import CompactionEvent, ModelRequest, ModelStreamEvent, RuntimeEvent, ToolResult
 from seepient.runtime import Session, SessionOptions
+from tests.approved import approve
 from tests.audit_view import merge_actions
 from tests.context.conftest import write_skill_file
 from tests.support.scripts import write_script
@@ -178,12 +179,14 @@ async def test_the_skill_tool_on_its_own_discovers_and_rechecks_the_file(workspa
     from seepient.tools.builtin.skill import SkillInput, SkillTool
 
     skill_md = write_skill_file(workspace / ".agents" / "skills", "pdf-forms", body="STEPS\n")
+    executor = LocalExecutor(workspace, seepient_home=seepient_home)
     ctx = ToolContext(
         workspace=workspace,
         session_id="ses",
         call_id="call",
         paths=PathGuard(workspace, seepient_home=seepient_home),
-        executor=LocalExecutor(workspace, seepient_home=seepient_home),
+        executor=executor,
+        reads=executor.reads,
     )
     tool = SkillTool(seepient_home=seepient_home)  # not bound to a session: discovers by itself
     with pytest.raises(ToolInputError, match="No skill named 'nope'. Available skills: pdf-forms"):
@@ -191,9 +194,9 @@ async def test_the_skill_tool_on_its_own_discovers_and_rechecks_the_file(workspa
     draft = await tool.prepare(SkillInput(name="pdf-forms"), ctx)
     assert draft.read_only and draft.payload.paths == (str(skill_md),)  # type: ignore[union-attr]
     assert draft.summary == "Load skill pdf-forms (.agents/skills/pdf-forms/SKILL.md)"
-    output = await tool.execute(draft, ctx)
+    output = await tool.execute(approve(draft), ctx)
     assert not output.is_error and output.text.endswith("STEPS")
     # What is on disk at execution is what the model gets, checked again.
     skill_md.write_text("front matter gone\n")
-    broken = await tool.execute(draft, ctx)
+    broken = await tool.execute(approve(draft), ctx)
     assert broken.is_error and "has no YAML front matter" in broken.text

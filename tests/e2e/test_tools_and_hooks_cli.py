@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from seepient import Agent
-from seepient.protocol import PreparedActionDraft
+from seepient.protocol import ApprovedAction, PreparedActionDraft
 from seepient.tools.base import Tool, ToolContext, ToolOutput
 from tests.e2e.conftest import SECRET_MARKER, json_events
 
@@ -27,7 +27,7 @@ class _UserTool(Tool[_NoArgs]):
     async def prepare(self, args: _NoArgs, ctx: ToolContext) -> PreparedActionDraft:
         raise NotImplementedError
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError
 
 

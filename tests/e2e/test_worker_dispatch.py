@@ -17,6 +17,7 @@ from seepient.audit.log import AuditLog
 from seepient.execution.docker_worker import WorkerUnavailable
 from seepient.protocol import FileChange, ShellCommand
 from seepient.scheduler.image import WORKER_UID
+from tests.approved import commit, run_shell
 from tests.conftest import BIN
 from tests.scheduler.worker_env import (
     SECRET_MARKER,
@@ -36,8 +37,8 @@ def _shell(
     async def go():
         executor = deployment.executor(audit=audit)
         try:
-            return await executor.run_shell(
-                ShellCommand(command=command, cwd=str(deployment.workspace), timeout_ms=timeout_ms)
+            return await run_shell(
+                executor, ShellCommand(command=command, cwd=str(deployment.workspace), timeout_ms=timeout_ms)
             )
         finally:
             await executor.aclose()
@@ -91,25 +92,27 @@ def test_file_commit_goes_through_the_exact_commit_helper_in_a_worker(deployment
     async def go():
         executor = deployment.executor()
         try:
-            created = await executor.commit_file(
+            created = await commit(
+                executor,
                 FileChange(
                     path="pkg/calc.py",
                     pre_image_sha256=None,
                     new_content="def add(a, b):\n    return a - b\n",
-                )
+                ),
             )
             pre = hashlib.sha256((deployment.workspace / "pkg/calc.py").read_bytes()).hexdigest()
             from seepient.protocol.actions import EditBlock
 
-            edited = await executor.commit_file(
+            edited = await commit(
+                executor,
                 FileChange(
                     path="pkg/calc.py",
                     pre_image_sha256=pre,
                     edits=(EditBlock(search="a - b", replace="a + b"),),
-                )
+                ),
             )
-            stale = await executor.commit_file(
-                FileChange(path="pkg/calc.py", pre_image_sha256=pre, new_content="clobbered\n")
+            stale = await commit(
+                executor, FileChange(path="pkg/calc.py", pre_image_sha256=pre, new_content="clobbered\n")
             )
             return created, edited, stale
         finally:
@@ -141,8 +144,9 @@ def test_output_is_capped(deployment: WorkerDeployment) -> None:
         executor = deployment.executor()
         executor._limits["output_bytes"] = 10_000
         try:
-            return await executor.run_shell(
-                ShellCommand(command="head -c 200000 /dev/zero | tr '\\0' x", cwd=str(deployment.workspace))
+            return await run_shell(
+                executor,
+                ShellCommand(command="head -c 200000 /dev/zero | tr '\\0' x", cwd=str(deployment.workspace)),
             )
         finally:
             await executor.aclose()
@@ -185,7 +189,7 @@ def test_a_workspace_owned_by_root_is_not_run_as_root(deployment: WorkerDeployme
         executor = deployment.executor()
         executor.workspace = other
         try:
-            return await executor.run_shell(ShellCommand(command="id -u", cwd=str(other)))
+            return await run_shell(executor, ShellCommand(command="id -u", cwd=str(other)))
         finally:
             await executor.aclose()
 
@@ -198,7 +202,7 @@ def test_an_unreachable_scheduler_is_a_clear_refusal(deployment: WorkerDeploymen
         executor = deployment.executor()
         executor.endpoint = "https://127.0.0.1:1"
         try:
-            return await executor.run_shell(ShellCommand(command="true", cwd=str(deployment.workspace)))
+            return await run_shell(executor, ShellCommand(command="true", cwd=str(deployment.workspace)))
         finally:
             await executor.aclose()
 

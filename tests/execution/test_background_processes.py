@@ -18,7 +18,8 @@ import pytest
 from seepient.execution.background import BackgroundProcesses, _RingBuffer
 from seepient.execution.local import LocalExecutor
 from seepient.protocol import ShellCommand
-from seepient.protocol.executor import BackgroundOutput, BackgroundRefused
+from seepient.protocol.outcomes import BackgroundOutput, BackgroundRefused
+from tests.approved import background_output, kill_background, start_background
 from tests.execution.exec_helpers import (
     SECRET_ENV,
     pids_with_argv,
@@ -41,7 +42,7 @@ async def _until_ended(
     stdout, stderr = "", ""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        out = await executor.background_output(process_id, session_id=SESSION)
+        out = await background_output(executor, process_id, session_id=SESSION)
         stdout, stderr = stdout + out.stdout, stderr + out.stderr
         if not out.running:
             return out.model_copy(update={"stdout": stdout, "stderr": stderr})
@@ -59,11 +60,11 @@ async def test_output_is_read_incrementally_and_the_exit_status_arrives_once_it_
     bg_executor: LocalExecutor, workspace: Path
 ) -> None:
     line = "echo first; while [ ! -e go ]; do sleep 0.02; done; echo second; echo late >&2; exit 7"
-    started = await bg_executor.start_background(_command(workspace, line), session_id=SESSION)
+    started = await start_background(bg_executor, _command(workspace, line), session_id=SESSION)
     assert started.process_id.startswith("bg_") and started.sandbox == "bwrap"
     seen = ""
     for _ in range(300):
-        out = await bg_executor.background_output(started.process_id, session_id=SESSION)
+        out = await background_output(bg_executor, started.process_id, session_id=SESSION)
         seen += out.stdout
         if "first" in seen:
             break
@@ -74,22 +75,23 @@ async def test_output_is_read_incrementally_and_the_exit_status_arrives_once_it_
     assert final.stdout == "second\n"  # "first" was already read and is not repeated
     assert final.stderr == "late\n"
     assert final.exit_code == 7 and final.ended_by is None
-    again = await bg_executor.background_output(started.process_id, session_id=SESSION)
+    again = await background_output(bg_executor, started.process_id, session_id=SESSION)
     assert again.stdout == "" and again.exit_code == 7 and not again.running
 
 
 async def test_the_buffer_keeps_the_newest_output_and_counts_what_it_dropped(
     make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:
-    executor = make_executor(background=BackgroundProcesses(buffer_bytes=50_000, read_bytes=10_000))
+    background = BackgroundProcesses(buffer_bytes=50_000, read_bytes=10_000)
+    executor = make_executor(background=background)
     try:
         line = "head -c 199999 /dev/zero | tr '\\0' a; echo END"
-        started = await executor.start_background(_command(workspace, line), session_id=SESSION)
+        started = await start_background(executor, _command(workspace, line), session_id=SESSION)
         # Wait for the end without reading, so everything but the newest 50 000 bytes falls out of the ring.
-        watcher = executor._background._entries[started.process_id].watcher  # noqa: SLF001
+        watcher = background._entries[started.process_id].watcher  # noqa: SLF001
         assert watcher is not None
         await asyncio.wait_for(watcher, 15)
-        out = await executor.background_output(started.process_id, session_id=SESSION)
+        out = await background_output(executor, started.process_id, session_id=SESSION)
     finally:
         await executor.aclose()
     assert not out.running and out.exit_code == 0
@@ -112,7 +114,7 @@ async def test_only_the_starting_session_can_read_or_kill_and_ids_cannot_be_gues
     bg_executor: LocalExecutor, workspace: Path
 ) -> None:
     sleep = unique_sleep_seconds()
-    started = await bg_executor.start_background(_command(workspace, f"sleep {sleep}"), session_id=SESSION)
+    started = await start_background(bg_executor, _command(workspace, f"sleep {sleep}"), session_id=SESSION)
     pids = wait_for_pids("sleep", sleep)
     for process_id, session in (
         (started.process_id, "ses_someone_else"),  # another session's process
@@ -121,11 +123,11 @@ async def test_only_the_starting_session_can_read_or_kill_and_ids_cannot_be_gues
         (str(os.getpid()), SESSION),
     ):
         with pytest.raises(BackgroundRefused, match="no background process"):
-            await bg_executor.kill_background(process_id, session_id=session)
+            await kill_background(bg_executor, process_id, session_id=session)
         with pytest.raises(BackgroundRefused, match="no background process"):
-            await bg_executor.background_output(process_id, session_id=session)
+            await background_output(bg_executor, process_id, session_id=session)
     assert pids_with_argv("sleep", sleep) == pids  # nothing was killed by the refused requests
-    killed = await bg_executor.kill_background(started.process_id, session_id=SESSION)
+    killed = await kill_background(bg_executor, started.process_id, session_id=SESSION)
     assert not killed.running and killed.ended_by == "kill"
     assert wait_until_gone(pids) == []
 
@@ -135,9 +137,9 @@ async def test_kill_reaches_every_descendant_even_one_that_left_the_process_grou
 ) -> None:
     escaped, child = unique_sleep_seconds(), unique_sleep_seconds()
     line = f"setsid sleep {escaped} & sleep {child} & wait"
-    started = await bg_executor.start_background(_command(workspace, line), session_id=SESSION)
+    started = await start_background(bg_executor, _command(workspace, line), session_id=SESSION)
     pids = wait_for_pids("sleep", escaped) + wait_for_pids("sleep", child)
-    await bg_executor.kill_background(started.process_id, session_id=SESSION)
+    await kill_background(bg_executor, started.process_id, session_id=SESSION)
     assert wait_until_gone(pids) == []
 
 
@@ -146,20 +148,20 @@ async def test_the_number_of_running_processes_is_bounded(
 ) -> None:
     executor = make_executor(background=BackgroundProcesses(max_running=2))
     try:
-        first = await executor.start_background(_command(workspace, "sleep 60"), session_id=SESSION)
-        await executor.start_background(_command(workspace, "sleep 60"), session_id=SESSION)
+        first = await start_background(executor, _command(workspace, "sleep 60"), session_id=SESSION)
+        await start_background(executor, _command(workspace, "sleep 60"), session_id=SESSION)
         with pytest.raises(BackgroundRefused, match="the limit of 2 background processes is reached"):
-            await executor.start_background(_command(workspace, "sleep 60"), session_id=SESSION)
-        await executor.kill_background(first.process_id, session_id=SESSION)
-        third = await executor.start_background(_command(workspace, "sleep 60"), session_id=SESSION)
+            await start_background(executor, _command(workspace, "sleep 60"), session_id=SESSION)
+        await kill_background(executor, first.process_id, session_id=SESSION)
+        third = await start_background(executor, _command(workspace, "sleep 60"), session_id=SESSION)
         assert third.process_id.startswith("bg_")
     finally:
         await executor.aclose()
 
 
 async def test_a_lifetime_limit_kills_the_process(bg_executor: LocalExecutor, workspace: Path) -> None:
-    started = await bg_executor.start_background(
-        _command(workspace, "echo up; sleep 60", timeout_ms=300), session_id=SESSION
+    started = await start_background(
+        bg_executor, _command(workspace, "echo up; sleep 60", timeout_ms=300), session_id=SESSION
     )
     final = await _until_ended(bg_executor, started.process_id)
     assert final.ended_by == "timeout" and final.stdout == "up\n"
@@ -175,7 +177,7 @@ async def test_background_commands_get_the_same_jail_as_foreground_ones(
         f'echo "env:[{names}]"; echo x > {target}; cat {fake_home}/.ssh/id_rsa; '
         "(exec 3<>/dev/tcp/1.1.1.1/53) 2>&1 | tail -1"
     )
-    started = await bg_executor.start_background(_command(workspace, line), session_id=SESSION)
+    started = await start_background(bg_executor, _command(workspace, line), session_id=SESSION)
     final = await _until_ended(bg_executor, started.process_id)
     assert "env:[    ]" in final.stdout
     assert not any(value in final.stdout + final.stderr for value in SECRET_ENV.values())
@@ -188,14 +190,14 @@ async def test_closing_the_executor_kills_what_is_still_running(
     executor: LocalExecutor, workspace: Path
 ) -> None:
     sleep = unique_sleep_seconds()
-    started = await executor.start_background(_command(workspace, f"sleep {sleep}"), session_id=SESSION)
+    started = await start_background(executor, _command(workspace, f"sleep {sleep}"), session_id=SESSION)
     pids = wait_for_pids("sleep", sleep)
     await executor.aclose()
     assert wait_until_gone(pids) == []
-    out = await executor.background_output(started.process_id, session_id=SESSION)
+    out = await background_output(executor, started.process_id, session_id=SESSION)
     assert out.ended_by == "session_end"
     with pytest.raises(BackgroundRefused, match="closing"):
-        await executor.start_background(_command(workspace, "true"), session_id=SESSION)
+        await start_background(executor, _command(workspace, "true"), session_id=SESSION)
 
 
 _CRASHING_PARENT = textwrap.dedent(
@@ -203,13 +205,17 @@ _CRASHING_PARENT = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     from seepient.execution.local import LocalExecutor
-    from seepient.protocol import ShellCommand
+    from seepient.protocol import ActionKind, ApprovedAction, PreparedActionDraft, ShellCommand, Verdict
 
     async def main():
         workspace, home, line = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
         executor = LocalExecutor(workspace, seepient_home=home / ".seepient", home=home)
         command = ShellCommand(command=line, cwd=str(workspace), timeout_ms=0, background=True)
-        await executor.start_background(command, session_id="ses_crash")
+        draft = PreparedActionDraft(
+            session_id="ses_crash", call_id="c", tool="shell", kind=ActionKind.SHELL, payload=command,
+            read_only=False, summary="background",
+        )
+        await executor.execute(ApprovedAction(draft=draft, verdict=Verdict.allow("test")))
         print("started", flush=True)
         await asyncio.sleep(3600)
 

@@ -12,7 +12,8 @@ import pytest
 from seepient.execution import commit_set
 from seepient.execution.commit import commit_change
 from seepient.execution.commit_set import commit_changes
-from seepient.protocol import FileChange
+from seepient.protocol import FileChange, FileChangeSet
+from tests.approved import commit
 
 
 def _sha(data: bytes) -> str:
@@ -190,7 +191,7 @@ async def test_local_executor_commits_sets(ws: Path, tmp_path: Path) -> None:
     from seepient.execution.local import LocalExecutor
 
     executor = LocalExecutor(ws, seepient_home=tmp_path / "seepient-home", home=tmp_path)
-    outcome = await executor.commit_files(_changes(ws))
+    outcome = await commit(executor, FileChangeSet(changes=tuple(_changes(ws))))
     assert outcome.ok and not (ws / "gone.txt").exists()
 
 

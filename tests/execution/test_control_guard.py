@@ -20,6 +20,7 @@ import pytest
 from seepient.execution.control_guard import ControlGuard, ControlWatch
 from seepient.execution.local import LocalExecutor
 from seepient.protocol import ShellCommand, ShellOutcome
+from tests.approved import background_output, run_shell, start_background
 
 pytestmark = pytest.mark.skipif(
     shutil.which("git") is None and os.environ.get("CI") != "true",
@@ -33,8 +34,8 @@ def marker(outside_dir: Path) -> Path:
 
 
 async def _run(executor: LocalExecutor, line: str) -> ShellOutcome:
-    return await executor.run_shell(
-        ShellCommand(command=line, cwd=str(executor.workspace), timeout_ms=30_000)
+    return await run_shell(
+        executor, ShellCommand(command=line, cwd=str(executor.workspace), timeout_ms=30_000)
     )
 
 
@@ -348,7 +349,8 @@ async def test_a_background_process_that_plants_later_is_undone(
 ) -> None:  # type: ignore[no-untyped-def]
     executor = make_executor()
     try:
-        started = await executor.start_background(
+        started = await start_background(
+            executor,
             ShellCommand(
                 command=f"sleep 1; git init -q sub && git -C sub config alias.x '!touch {marker}'; echo x > .envrc; "
                 "sleep 30",
@@ -363,7 +365,7 @@ async def test_a_background_process_that_plants_later_is_undone(
             if not (workspace / ".envrc").exists() and list(_quarantine(executor).glob("*/sub")):
                 break
         assert not (workspace / ".envrc").exists()
-        output = await executor.background_output(started.process_id, session_id="s1")
+        output = await background_output(executor, started.process_id, session_id="s1")
         assert "Seepient undid" in output.stderr
         _person_uses_git(workspace / "sub") if (workspace / "sub").is_dir() else None
         assert not marker.exists()

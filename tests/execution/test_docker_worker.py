@@ -20,9 +20,20 @@ from seepient.config.settings import ExecutionSettings, SettingsError
 from seepient.crypto import generate_signing_key, init_deployment, load_signing_key, sign_dispatch_result
 from seepient.execution.docker_worker import DockerWorkerExecutor, WorkerResultRejected, WorkerUnavailable
 from seepient.execution.local import LocalExecutor
-from seepient.protocol import Capability, FileChange, SandboxUnavailable, ShellCommand, WorkerDispatch
+from seepient.protocol import (
+    Capability,
+    FileChange,
+    FileChangeSet,
+    SandboxUnavailable,
+    ShellCommand,
+    UnsupportedAction,
+    WorkerDispatch,
+    WorktreeCommand,
+)
+from seepient.protocol.actions import MemoryAction, ProcessControl
 from seepient.scheduler.config import load_scheduler_config
 from seepient.scheduler.service import server_ssl_context
+from tests.approved import approved, commit, run_shell
 
 Answer = Callable[[WorkerDispatch], Awaitable[web.Response]]
 
@@ -78,7 +89,7 @@ async def _with_scheduler(
     executor = DockerWorkerExecutor.from_settings(
         settings,
         workspace=workspace,
-        reads=LocalExecutor(workspace, seepient_home=tmp_path / "home"),
+        local=LocalExecutor(workspace, seepient_home=tmp_path / "home"),
         session_id="ses_x",
         audit=audit,
     )
@@ -96,8 +107,8 @@ def _audit(tmp_path: Path) -> list[dict[str, Any]]:
 
 def _shell(workspace_of: Callable[[DockerWorkerExecutor], Path] = lambda e: e.workspace):
     async def use(executor: DockerWorkerExecutor):
-        return await executor.run_shell(
-            ShellCommand(command="make test", cwd=str(workspace_of(executor)), timeout_ms=5000)
+        return await run_shell(
+            executor, ShellCommand(command="make test", cwd=str(workspace_of(executor)), timeout_ms=5000)
         )
 
     return use
@@ -161,28 +172,97 @@ def test_a_commit_outcome_travels_in_the_signed_stdout(tmp_path: Path) -> None:
         )
 
     async def use(executor: DockerWorkerExecutor):
-        return await executor.commit_file(
-            FileChange(path="a.txt", pre_image_sha256="0" * 64, new_content="x")
-        )
+        return await commit(executor, FileChange(path="a.txt", pre_image_sha256="0" * 64, new_content="x"))
 
     outcome, received = asyncio.run(_with_scheduler(tmp_path, answer, use))
     assert outcome.code == "FILE_CHANGED" and received[0].action.kind == "file_change"
 
 
-def test_operations_that_would_execute_here_are_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "payload",
+    [
+        pytest.param(ShellCommand(command="sleep 1", cwd=".", background=True), id="background-command"),
+        pytest.param(ProcessControl(operation="kill", process_id="bg_1"), id="process-control"),
+        pytest.param(
+            WorktreeCommand(operation="list", argv=("git", "worktree", "list"), cwd="."), id="worktree"
+        ),
+        pytest.param(
+            FileChangeSet(
+                changes=(
+                    FileChange(path="one.txt", pre_image_sha256=None, new_content="1"),
+                    FileChange(path="two.txt", pre_image_sha256=None, new_content="2"),
+                )
+            ),
+            id="several-files",
+        ),
+    ],
+)
+def test_what_would_execute_on_the_control_plane_is_refused_and_nothing_is_sent(
+    tmp_path: Path, payload: Any
+) -> None:
     async def answer(_dispatch: WorkerDispatch) -> web.Response:
         raise AssertionError("nothing may be dispatched")
 
     async def use(executor: DockerWorkerExecutor):
-        with pytest.raises(WorkerUnavailable, match="not available with the docker-worker backend"):
-            await executor.start_background(ShellCommand(command="sleep 1", cwd="."), session_id="s")
-        with pytest.raises(AttributeError):
-            executor.not_an_executor_method  # noqa: B018
-        (executor.workspace / "r.txt").write_text("readable")
-        return await executor.read_file(str(executor.workspace / "r.txt"))
+        with pytest.raises(UnsupportedAction, match="not available with the docker-worker backend"):
+            await executor.execute(approved(payload))
+        return sorted(path.name for path in executor.workspace.iterdir())
 
-    content, received = asyncio.run(_with_scheduler(tmp_path, answer, use))
-    assert content == b"readable" and received == []
+    files, received = asyncio.run(_with_scheduler(tmp_path, answer, use))
+    assert files == [] and received == []
+    assert not (tmp_path / "audit.log").exists() or _audit(tmp_path) == []
+
+
+def test_the_dispatch_carries_the_approved_draft_itself(tmp_path: Path) -> None:
+    """No draft is rebuilt for the worker: the scheduler signs and runs the very action the intent record and the
+    approval name (its id, session, call and digest)."""
+
+    async def answer(dispatch: WorkerDispatch) -> web.Response:
+        key = load_signing_key(tmp_path / "deploy" / "result-signing.key")
+        return web.Response(text=_result(dispatch, key), content_type="application/json")
+
+    action = approved(ShellCommand(command="make test", cwd=".", timeout_ms=5000), session_id="ses_owner")
+
+    async def use(executor: DockerWorkerExecutor):
+        return await executor.execute(action)
+
+    _, received = asyncio.run(_with_scheduler(tmp_path, answer, use))
+    (dispatch,) = received
+    assert dispatch.action == action.draft and dispatch.action.digest == action.digest
+    assert (dispatch.action.id, dispatch.action.session_id) == (action.id, "ses_owner")
+
+
+def test_a_draft_that_was_not_approved_is_not_sent(tmp_path: Path) -> None:
+    async def answer(_dispatch: WorkerDispatch) -> web.Response:
+        raise AssertionError("nothing may be dispatched")
+
+    draft = approved(ShellCommand(command="make test", cwd=".", timeout_ms=5000)).draft
+
+    async def use(executor: DockerWorkerExecutor):
+        with pytest.raises(TypeError, match="approved actions only"):
+            await executor.execute(draft)  # type: ignore[arg-type]
+
+    _, received = asyncio.run(_with_scheduler(tmp_path, answer, use))
+    assert received == []
+
+
+def test_memory_writes_stay_with_the_control_planes_own_executor(tmp_path: Path) -> None:
+    async def answer(_dispatch: WorkerDispatch) -> web.Response:
+        raise AssertionError("nothing may be dispatched")
+
+    note = MemoryAction(
+        command="create",
+        scope="user",
+        path="note.md",
+        change=FileChange(path="note.md", pre_image_sha256=None, new_content="remember\n"),
+    )
+
+    async def use(executor: DockerWorkerExecutor):
+        return await commit(executor, note)
+
+    outcome, received = asyncio.run(_with_scheduler(tmp_path, answer, use))
+    assert outcome.ok and received == []
+    assert (tmp_path / "home" / "memory" / "user" / "note.md").read_text() == "remember\n"
 
 
 def test_settings_must_name_every_file_and_an_https_endpoint() -> None:
@@ -190,7 +270,7 @@ def test_settings_must_name_every_file_and_an_https_endpoint() -> None:
         DockerWorkerExecutor.from_settings(
             ExecutionSettings.model_validate({"backend": "docker-worker"}),
             workspace=Path("/"),
-            reads=None,  # type: ignore[arg-type]
+            local=None,  # type: ignore[arg-type]
         )
     complete = {
         "backend": "docker-worker",
@@ -201,12 +281,12 @@ def test_settings_must_name_every_file_and_an_https_endpoint() -> None:
     }
     with pytest.raises(SettingsError, match="must be an https:// URL"):
         DockerWorkerExecutor.from_settings(
-            ExecutionSettings.model_validate(complete), workspace=Path("/"), reads=None
+            ExecutionSettings.model_validate(complete), workspace=Path("/"), local=None
         )  # type: ignore[arg-type]
     complete["schedulerEndpoint"] = "https://127.0.0.1:8443"
     with pytest.raises(SettingsError, match="cannot load the certificates|cannot read"):
         DockerWorkerExecutor.from_settings(
-            ExecutionSettings.model_validate(complete), workspace=Path("/"), reads=None
+            ExecutionSettings.model_validate(complete), workspace=Path("/"), local=None
         )  # type: ignore[arg-type]
 
 
@@ -216,13 +296,14 @@ def test_a_command_that_needs_the_network_is_refused_before_any_dispatch(tmp_pat
 
     async def use(executor: DockerWorkerExecutor):  # type: ignore[no-untyped-def]
         with pytest.raises(SandboxUnavailable, match="without any network"):
-            await executor.run_shell(
+            await run_shell(
+                executor,
                 ShellCommand(
                     command="pip install requests",
                     cwd=str(executor.workspace),
                     capabilities=(Capability.NETWORK,),
                     timeout_ms=5000,
-                )
+                ),
             )
 
     _, received = asyncio.run(_with_scheduler(tmp_path, answer, use))

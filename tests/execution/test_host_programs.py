@@ -15,6 +15,7 @@ from seepient.execution.local import LocalExecutor
 from seepient.execution.mcp_transport import HostMcpConnector
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.tools.mcp import McpStartError
+from tests.approved import run_shell
 
 
 def _plant(folder: Path, name: str, marker: Path) -> Path:
@@ -55,7 +56,7 @@ def test_ripgrep_inside_the_workspace_is_not_used(
     workspace: Path, activated_venv: Path, tmp_path: Path
 ) -> None:
     executor = LocalExecutor(workspace, seepient_home=tmp_path / "h", ripgrep=str(workspace / ".venv/bin/rg"))
-    assert executor.ripgrep is None
+    assert executor.reads.ripgrep is None
 
 
 async def test_the_jail_runs_with_the_system_bubblewrap(
@@ -64,8 +65,8 @@ async def test_the_jail_runs_with_the_system_bubblewrap(
     from seepient.protocol import ShellCommand
 
     executor = LocalExecutor(workspace, seepient_home=tmp_path / "h")
-    outcome = await executor.run_shell(
-        ShellCommand(command="echo ran", cwd=str(workspace), timeout_ms=30_000)
+    outcome = await run_shell(
+        executor, ShellCommand(command="echo ran", cwd=str(workspace), timeout_ms=30_000)
     )
     assert outcome.stdout == "ran\n", outcome.stderr
     assert not activated_venv.exists()

@@ -12,10 +12,14 @@ from pathlib import Path
 import pytest
 
 from seepient.config.sensitive_paths import HOME_CREDENTIALS
-from seepient.execution.local import LocalExecutor, run_sandboxed
+from seepient.execution.jail import run_sandboxed
+from seepient.execution.local import LocalExecutor
+from seepient.execution.lsp_config import LanguageServerConfig
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.execution.sandbox.host_view import host_view
-from seepient.protocol import ShellCommand
+from seepient.protocol import ShellCommand, WorktreeCommand
+from seepient.protocol.lsp import LspQuery, LspUnavailable
+from tests.approved import approved, run_shell
 
 MARKER = "JAIL-HOME-SECRET-5e1b"
 
@@ -98,8 +102,8 @@ def _executor(workspace: Path, home: Path, **options: object) -> LocalExecutor:
 
 
 async def _run(executor: LocalExecutor, command: str) -> tuple[int, str]:
-    outcome = await executor.run_shell(
-        ShellCommand(command=command, cwd=str(executor.workspace), timeout_ms=60_000)
+    outcome = await run_shell(
+        executor, ShellCommand(command=command, cwd=str(executor.workspace), timeout_ms=60_000)
     )
     return outcome.exit_code, outcome.stdout + outcome.stderr
 
@@ -217,6 +221,46 @@ async def test_user_settings_add_readable_and_hidden_paths(
     code, output = await _run(executor, f"cat ~/.m2/repository/artifact.txt; cat {secret_dir}/key.txt")
     assert "cached artifact" in output
     assert MARKER not in output
+
+
+async def test_the_users_hidden_paths_are_hidden_in_every_jail_not_only_a_shell_commands(
+    workspace: Path, tool_home: Path, outside_dir: Path
+) -> None:
+    """``execution.sandboxHidden`` (and Seepient's own files kept outside its home, which the session adds to it)
+    hold for the worktree commands' jail, the language servers' jail and the read-only jail too, not only for
+    shell commands: each is made to print a shown file and a hidden one."""
+    secret_dir = outside_dir / "team-secrets"
+    secret_dir.mkdir()
+    (secret_dir / "key.txt").write_text(f"{MARKER}\n")
+    (outside_dir / "shown.txt").write_text("visible\n")
+    both = f"cat {outside_dir / 'shown.txt'} {secret_dir / 'key.txt'}"
+    executor = _executor(
+        workspace,
+        tool_home,
+        jail_hidden=(secret_dir,),
+        language_servers=[
+            LanguageServerConfig(
+                language="probe", command=("sh", "-c", f"{both} >&2; exit 3"), extensions=(".probe",)
+            )
+        ],
+    )
+    try:
+        # The worktree tool prepares git's argv; the executor runs whatever argv the approved action carries.
+        listed = await executor.execute(
+            approved(WorktreeCommand(operation="list", argv=("sh", "-c", both), cwd=str(executor.workspace)))
+        )
+        assert "visible" in listed.stdout and MARKER not in listed.stdout + listed.stderr
+        (workspace / "a.probe").write_text("x\n")
+        with pytest.raises(LspUnavailable) as failed:
+            await executor.reads.lsp_query(LspQuery(operation="hover", path=str(workspace / "a.probe")))
+        assert "visible" in str(failed.value) and MARKER not in str(failed.value)
+        jailed = executor.read_only_jail(["sh", "-c", both], workspace)
+        assert jailed is not None
+        argv, env = jailed
+        read = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert "visible" in read.stdout and MARKER not in read.stdout + read.stderr
+    finally:
+        await executor.aclose()
 
 
 async def test_ordinary_builds_work_in_the_jail(workspace: Path) -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from seepient.execution.local import LocalExecutor
 from seepient.execution.search import find_ripgrep, glob_regex
 from seepient.protocol import FileChange
+from tests.approved import commit
 
 
 @pytest.fixture
@@ -98,17 +99,17 @@ def test_glob_pattern_semantics(pattern: str, path: str, matches: bool) -> None:
 
 async def test_glob_honours_ignore_files_and_lists_newest_first(tree: Path, fake_home: Path) -> None:
     executor = make_executor(tree, fake_home)
-    found = await executor.glob(str(tree), "**/*")
+    found = await executor.reads.glob(str(tree), "**/*")
     assert found[:5] == ["src/util.ts", "README.md", "src/app.py", "main.py", "docs/a.md"]
     assert set(found) == {
         ".gitignore", ".ignore", "README.md", "main.py", "src/app.py", "src/util.ts", "src/deep/inner.py",
         "src/deep/.gitignore", "src/root-only.txt", "keep.log", ".hidden/conf.py", "docs/a.md", "blob.bin",
     }  # fmt: skip
-    assert await executor.glob(str(tree), "**/*.py", limit=2) == ["src/app.py", "main.py"]
+    assert await executor.reads.glob(str(tree), "**/*.py", limit=2) == ["src/app.py", "main.py"]
 
 
 async def test_glob_without_ignore_rules_still_skips_git_and_symlinks(tree: Path, fake_home: Path) -> None:
-    found = await make_executor(tree, fake_home).glob(str(tree), "**/*", respect_ignore=False)
+    found = await make_executor(tree, fake_home).reads.glob(str(tree), "**/*", respect_ignore=False)
     assert {
         "build/out.py",
         "debug.log",
@@ -122,9 +123,9 @@ async def test_glob_without_ignore_rules_still_skips_git_and_symlinks(tree: Path
 
 async def test_glob_in_a_subdirectory_applies_the_ignore_files_above_it(tree: Path, fake_home: Path) -> None:
     executor = make_executor(tree, fake_home)
-    assert await executor.glob(str(tree), "src/deep/*.py") == ["src/deep/inner.py"]
-    assert await executor.glob(str(tree), "build/*.py") == []
-    assert await executor.glob(str(tree / "src"), "**/*.py") == ["app.py", "deep/inner.py"]
+    assert await executor.reads.glob(str(tree), "src/deep/*.py") == ["src/deep/inner.py"]
+    assert await executor.reads.glob(str(tree), "build/*.py") == []
+    assert await executor.reads.glob(str(tree / "src"), "**/*.py") == ["app.py", "deep/inner.py"]
 
 
 GREP_CASES = [
@@ -153,8 +154,10 @@ async def test_ripgrep_and_the_python_fallback_agree(
 ) -> None:
     with_rg = make_executor(tree, fake_home)
     without_rg = make_executor(tree, fake_home, ripgrep=None)
-    fast = await with_rg.grep(str(tree), pattern, glob=glob, ignore_case=ignore_case, output_mode=mode)  # type: ignore[arg-type]
-    slow = await without_rg.grep(str(tree), pattern, glob=glob, ignore_case=ignore_case, output_mode=mode)  # type: ignore[arg-type]
+    fast = await with_rg.reads.grep(str(tree), pattern, glob=glob, ignore_case=ignore_case, output_mode=mode)  # type: ignore[arg-type]
+    slow = await without_rg.reads.grep(
+        str(tree), pattern, glob=glob, ignore_case=ignore_case, output_mode=mode
+    )  # type: ignore[arg-type]
     assert (fast.engine, slow.engine) == ("ripgrep", "python")
     assert fast.lines == slow.lines
     assert fast.truncated == slow.truncated
@@ -163,7 +166,7 @@ async def test_ripgrep_and_the_python_fallback_agree(
 @pytest.mark.parametrize("ripgrep", ["auto", None])
 async def test_grep_results(tree: Path, fake_home: Path, ripgrep: str | None) -> None:
     executor = make_executor(tree, fake_home, ripgrep=ripgrep)
-    files = await executor.grep(str(tree), "needle")
+    files = await executor.reads.grep(str(tree), "needle")
     # Ignored (also by the parent's .gitignore, outside any git repository), `.git`, binary and symlinked
     # files are not searched; hidden files are.
     assert files.lines == (
@@ -175,27 +178,27 @@ async def test_grep_results(tree: Path, fake_home: Path, ripgrep: str | None) ->
         "src/root-only.txt",
         "src/util.ts",
     )
-    content = await executor.grep(str(tree), "needle", glob="*.md", output_mode="content")
+    content = await executor.reads.grep(str(tree), "needle", glob="*.md", output_mode="content")
     assert content.lines == ("docs/a.md:1:a needle", "docs/a.md:2:needle again")
-    counts = await executor.grep(str(tree), "needle", output_mode="count", ignore_case=True)
+    counts = await executor.reads.grep(str(tree), "needle", output_mode="count", ignore_case=True)
     assert "README.md:1" in counts.lines and "main.py:2" in counts.lines and "src/app.py:2" in counts.lines
-    crlf = await executor.grep(str(tree), "= 2;$", output_mode="content")
+    crlf = await executor.reads.grep(str(tree), "= 2;$", output_mode="content")
     assert crlf.lines == ("src/util.ts:1:export const needle = 2;",)
 
 
 @pytest.mark.parametrize("ripgrep", ["auto", None])
 async def test_grep_limit_marks_truncation(tree: Path, fake_home: Path, ripgrep: str | None) -> None:
     executor = make_executor(tree, fake_home, ripgrep=ripgrep)
-    limited = await executor.grep(str(tree), "needle", limit=3)
+    limited = await executor.reads.grep(str(tree), "needle", limit=3)
     assert limited.lines == (".hidden/conf.py", "docs/a.md", "keep.log")
     assert limited.truncated
-    assert not (await executor.grep(str(tree), "needle", limit=7)).truncated
+    assert not (await executor.reads.grep(str(tree), "needle", limit=7)).truncated
 
 
 @pytest.mark.parametrize("ripgrep", ["auto", None])
 async def test_grep_rejects_an_invalid_pattern(tree: Path, fake_home: Path, ripgrep: str | None) -> None:
     with pytest.raises(ValueError, match="invalid regular expression"):
-        await make_executor(tree, fake_home, ripgrep=ripgrep).grep(str(tree), "(unclosed")
+        await make_executor(tree, fake_home, ripgrep=ripgrep).reads.grep(str(tree), "(unclosed")
 
 
 async def test_grep_ignores_a_ripgrep_config_that_names_a_preprocessor(
@@ -212,23 +215,23 @@ async def test_grep_ignores_a_ripgrep_config_that_names_a_preprocessor(
         home=fake_home,
         environ={"PATH": os.environ["PATH"], "RIPGREP_CONFIG_PATH": str(config)},
     )
-    assert (await executor.grep(str(tree), "needle")).lines
+    assert (await executor.reads.grep(str(tree), "needle")).lines
     assert not marker.exists()
 
 
 async def test_read_file_returns_bytes_and_the_usual_errors(tree: Path, fake_home: Path) -> None:
     executor = make_executor(tree, fake_home)
-    assert await executor.read_file(str(tree / "main.py")) == b"import os\nneedle = 1\nprint(needle)\n"
+    assert await executor.reads.read_file(str(tree / "main.py")) == b"import os\nneedle = 1\nprint(needle)\n"
     outside = Path(os.path.realpath(__file__))
-    assert await executor.read_file(str(outside)) == outside.read_bytes()
+    assert await executor.reads.read_file(str(outside)) == outside.read_bytes()
     with pytest.raises(FileNotFoundError):
-        await executor.read_file(str(tree / "missing.txt"))
+        await executor.reads.read_file(str(tree / "missing.txt"))
     with pytest.raises(IsADirectoryError):
-        await executor.read_file(str(tree / "src"))
+        await executor.reads.read_file(str(tree / "src"))
     with pytest.raises(ValueError):
-        await executor.read_file("main.py")
+        await executor.reads.read_file("main.py")
     with pytest.raises(ValueError):
-        await executor.read_file(str(tree / "src" / ".." / "main.py"))
+        await executor.reads.read_file(str(tree / "src" / ".." / "main.py"))
 
 
 async def test_read_file_refuses_symlinks_swapped_in_after_the_check(
@@ -238,24 +241,25 @@ async def test_read_file_refuses_symlinks_swapped_in_after_the_check(
     # Policy resolved tree/notes.txt to itself (a plain file); then the file became a symlink to a secret.
     (tree / "notes.txt").symlink_to(outside_dir / "secret.txt")
     with pytest.raises(PermissionError, match="symbolic link"):
-        await executor.read_file(str(tree / "notes.txt"))
+        await executor.reads.read_file(str(tree / "notes.txt"))
     # Same through a parent directory.
     (outside_dir / "d").mkdir()
     (outside_dir / "d" / "key").write_text("secret")
     (tree / "dir").symlink_to(outside_dir / "d")
     with pytest.raises(PermissionError, match="symbolic link"):
-        await executor.read_file(str(tree / "dir" / "key"))
+        await executor.reads.read_file(str(tree / "dir" / "key"))
 
 
 async def test_read_file_refuses_a_fifo_without_hanging(tree: Path, fake_home: Path) -> None:
     os.mkfifo(tree / "pipe")
     with pytest.raises(PermissionError, match="regular file"):
-        await make_executor(tree, fake_home).read_file(str(tree / "pipe"))
+        await make_executor(tree, fake_home).reads.read_file(str(tree / "pipe"))
 
 
 async def test_commit_file_goes_through_the_commit_helper(tree: Path, fake_home: Path) -> None:
-    outcome = await make_executor(tree, fake_home).commit_file(
-        FileChange(path="new/file.txt", pre_image_sha256=None, new_content="x\n")
+    outcome = await commit(
+        make_executor(tree, fake_home),
+        FileChange(path="new/file.txt", pre_image_sha256=None, new_content="x\n"),
     )
     assert outcome.ok
     assert (tree / "new" / "file.txt").read_text() == "x\n"
@@ -300,6 +304,8 @@ async def test_engines_agree_on_generated_trees(
         (root / directory / ".gitignore").write_text("\n".join(lines) + "\n")
     with_rg = make_executor(root, fake_home)
     without_rg = make_executor(root, fake_home, ripgrep=None)
-    fast = await with_rg.grep(str(root), "needle", glob=glob, ignore_case=ignore_case, output_mode=mode)  # type: ignore[arg-type]
-    slow = await without_rg.grep(str(root), "needle", glob=glob, ignore_case=ignore_case, output_mode=mode)  # type: ignore[arg-type]
+    fast = await with_rg.reads.grep(str(root), "needle", glob=glob, ignore_case=ignore_case, output_mode=mode)  # type: ignore[arg-type]
+    slow = await without_rg.reads.grep(
+        str(root), "needle", glob=glob, ignore_case=ignore_case, output_mode=mode
+    )  # type: ignore[arg-type]
     assert fast.lines == slow.lines

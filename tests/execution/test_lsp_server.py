@@ -16,7 +16,7 @@ from seepient.execution.lsp_server import (
     _private_roots,
     resolve_command,
 )
-from seepient.protocol.executor import LspQuery, LspUnavailable
+from seepient.protocol.lsp import LspQuery, LspUnavailable
 from tests.execution.exec_helpers import SECRET_ENV, SSH_MARKER, wait_until_gone
 from tests.execution.lsp_project import MODELS, write_shop_project
 
@@ -38,7 +38,7 @@ def _servers(
     return LanguageServers(
         workspace,
         list(configs) or [JEDI],
-        read_file=executor.read_file,
+        read_file=executor.reads.read_file,
         seepient_home=fake_home / ".seepient",
         home=fake_home,
         environ=environ,

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from seepient.execution.local import LocalExecutor, run_sandboxed
+from seepient.execution.jail import run_sandboxed
+from seepient.execution.local import LocalExecutor
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.protocol import Capability, SandboxUnavailable, ShellCommand, ShellOutcome
+from tests.approved import run_shell
 from tests.execution.exec_helpers import (
     SECRET_ENV,
     SSH_MARKER,
@@ -29,10 +31,11 @@ async def shell(
     executor: LocalExecutor, command: str, *, timeout_ms: int = 30_000, network: bool = False
 ) -> ShellOutcome:
     capabilities = (Capability.NETWORK,) if network else ()
-    return await executor.run_shell(
+    return await run_shell(
+        executor,
         ShellCommand(
             command=command, cwd=str(executor.workspace), timeout_ms=timeout_ms, capabilities=capabilities
-        )
+        ),
     )
 
 

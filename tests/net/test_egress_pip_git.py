@@ -25,6 +25,7 @@ import pytest
 from seepient.execution.local import LocalExecutor
 from seepient.net import AddressPolicy
 from seepient.protocol import Capability, ShellCommand, ShellOutcome
+from tests.approved import run_shell
 from tests.net.conftest import mapped_resolver
 from tests.net.test_safe_fetch_tls import _certificate
 
@@ -134,13 +135,14 @@ def executor(tmp_path: Path, https_site: tuple[int, Path]) -> LocalExecutor:
 
 
 async def _run(executor: LocalExecutor, command: str) -> ShellOutcome:
-    return await executor.run_shell(
+    return await run_shell(
+        executor,
         ShellCommand(
             command=command,
             capabilities=(Capability.NETWORK,),
             cwd=str(executor.workspace),
             timeout_ms=120_000,
-        )
+        ),
     )
 
 

@@ -19,6 +19,7 @@ from seepient.execution.local import LocalExecutor
 from seepient.net import AddressPolicy
 from seepient.net.egress_proxy import EgressProxy
 from seepient.protocol import Capability, ShellCommand, ShellOutcome
+from tests.approved import run_shell
 from tests.net.conftest import loopback_policy, mapped_resolver
 from tests.net.local_http import LocalHttpServer, text
 from tests.net.test_safe_fetch_tls import _certificate
@@ -57,13 +58,14 @@ def executor(tmp_path: Path, site: LocalHttpServer) -> LocalExecutor:
 
 
 async def _run(executor: LocalExecutor, command: str, network: bool = True) -> ShellOutcome:
-    return await executor.run_shell(
+    return await run_shell(
+        executor,
         ShellCommand(
             command=command,
             capabilities=(Capability.NETWORK,) if network else (),
             cwd=str(executor.workspace),
             timeout_ms=30_000,
-        )
+        ),
     )
 
 
@@ -209,7 +211,15 @@ async def test_real_tls_through_the_tunnel_keeps_the_hostname(
     # The CA file must be visible inside the sandbox, whose /tmp is private: put it in the workspace.
     ca = executor.workspace / "ca.pem"
     ca.write_bytes(cert.read_bytes())
-    executor.net_policy = AddressPolicy.build(allow_ranges=["127.0.0.1/32"], allow_ports=[port])
+    executor = LocalExecutor(
+        executor.workspace,
+        seepient_home=tmp_path / "seepient-home",
+        home=tmp_path / "home",
+        network_egress="filtered",
+        net_policy=AddressPolicy.build(allow_ranges=["127.0.0.1/32"], allow_ports=[port]),
+        net_resolver=mapped_resolver({"allowed.test": ["127.0.0.1"]}),
+        egress_domain_check=_deny_evil,
+    )
     try:
         outcome = await _run(executor, f"curl -sS --cacert ca.pem https://allowed.test:{port}/")
     finally:

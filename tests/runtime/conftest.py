@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from seepient.config import SeepientPaths
 from seepient.protocol import (
+    ApprovedAction,
     PreparedActionDraft,
     ReadAction,
     RuntimeEvent,
@@ -57,7 +58,7 @@ class ProbeTool(Tool[_ProbeArgs]):
             summary=f"probe {args.label}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         label = action.payload.params["label"]  # type: ignore[union-attr]
         self.log.append(f"start {label}")
         if self.boom:

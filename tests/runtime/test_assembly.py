@@ -109,7 +109,8 @@ async def test_a_registry_outside_a_session_refuses_to_delegate(tmp_path: Path) 
         session_id="ses",
         call_id="call",
         paths=PathGuard(tmp_path, seepient_home=tmp_path / "home"),
-        executor=LocalExecutor(tmp_path, seepient_home=tmp_path / "home"),
+        executor=(local := LocalExecutor(tmp_path, seepient_home=tmp_path / "home")),
+        reads=local.reads,
     )
     with pytest.raises(ToolInputError, match="sub-agents are not available in this session"):
         await agent.prepare(AgentInput(task="anything"), ctx)

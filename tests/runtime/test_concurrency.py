@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from seepient.protocol import PreparedActionDraft, ReadAction, ToolResult
+from seepient.protocol import ApprovedAction, PreparedActionDraft, ReadAction, ToolResult
 from seepient.tools.base import Tool, ToolContext, ToolOutput
 
 
@@ -55,7 +55,7 @@ class TimedTool(Tool[_Args]):
             summary=f"timed {args.label}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         params = action.payload.params  # type: ignore[union-attr]
         gauge = self.gauge
         gauge.running += 1

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from seepient.config import SeepientPaths
 from seepient.protocol import (
+    ApprovedAction,
     ImagePart,
     Message,
     ModelRequest,
@@ -139,7 +140,7 @@ class PaintTool(Tool[_PaintArgs]):
             summary=f"paint {args.prompt}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         assert ctx.model is not None, "a tool that declares a purpose gets that route's model"
         request = ModelRequest(
             model=ctx.model.name.split(":", 1)[1],

@@ -20,12 +20,12 @@ from seepient.config.settings import ModelSettings
 from seepient.models.router import ModelRouter
 from seepient.protocol import (
     ApprovalDecision,
+    ApprovedAction,
     Completion,
     Message,
     ModelRequest,
     ModelStreamEvent,
     PermissionRequest,
-    PreparedActionDraft,
     RuntimeEvent,
     SubagentEvent,
     ToolCall,
@@ -431,7 +431,7 @@ class SlowProbe(ProbeTool):
         self.inside = 0
         self.peak = 0
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         self.inside += 1
         self.peak = max(self.peak, self.inside)
         await asyncio.sleep(0.05)

@@ -19,7 +19,15 @@ from seepient.audit.record import FileImages, IntentRecord
 from seepient.audit.signing import CheckpointSigner
 from seepient.config import SeepientPaths
 from seepient.execution.commit import expected_images
-from seepient.protocol import FileChange, FileChangeSet, PreparedActionDraft, ReadAction, ToolResult, Verdict
+from seepient.protocol import (
+    ApprovedAction,
+    FileChange,
+    FileChangeSet,
+    PreparedActionDraft,
+    ReadAction,
+    ToolResult,
+    Verdict,
+)
 from seepient.runtime import Session, SessionOptions
 from seepient.tools.base import Tool, ToolContext, ToolOutput
 from tests.runtime.conftest import audit_lines
@@ -58,7 +66,7 @@ class LogPeekTool(Tool[_PeekArgs]):
             summary="peek",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         self.seen = [json.loads(line) for line in self.log.read_bytes().splitlines()]
         return ToolOutput(text="peeked")
 

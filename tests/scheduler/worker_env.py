@@ -255,7 +255,7 @@ class WorkerDeployment:
             ssl_context=self.ssl_context(),
             signing_key=load_signing_key(self.directory / "dispatch-signing.key"),
             result_key=load_verify_key(self.directory / "result-signing.pub"),
-            reads=LocalExecutor(self.workspace, seepient_home=self.directory / "seepient-home"),
+            local=LocalExecutor(self.workspace, seepient_home=self.directory / "seepient-home"),
             memory_mb=256,
             pids=64,
             session_id=session_id,

@@ -13,7 +13,14 @@ import pytest
 from pydantic import BaseModel
 
 import seepient
-from seepient.protocol import ApprovalDecision, ApprovalRequest, PreparedActionDraft, ReadAction, TextDelta
+from seepient.protocol import (
+    ApprovalDecision,
+    ApprovalRequest,
+    ApprovedAction,
+    PreparedActionDraft,
+    ReadAction,
+    TextDelta,
+)
 from seepient.tools.base import Tool, ToolContext, ToolOutput
 from tests.audit_view import merge_actions
 from tests.support.scripts import write_script
@@ -131,7 +138,7 @@ class AddTool(Tool[_Args]):
             summary=f"add {args.a} + {args.b}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         params = action.payload.params  # type: ignore[union-attr]
         return ToolOutput(text=str(params["a"] + params["b"]))
 

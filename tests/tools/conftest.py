@@ -12,55 +12,41 @@ import pytest
 
 from seepient.execution.local import LocalExecutor
 from seepient.policy.paths import PathGuard
-from seepient.protocol import (
-    CommitOutcome,
-    FileChange,
-    GrepOutcome,
-    PreparedActionDraft,
-    ShellCommand,
-    ShellOutcome,
-)
+from seepient.protocol import ApprovedAction, GrepOutcome, Outcome, PreparedActionDraft
 from seepient.tools.base import Tool, ToolContext, ToolOutput
+from tests.approved import approve
 
 
 @dataclass
 class RecordingExecutor:
-    """Passes every call to the real executor and notes it, so a test can say "nothing was read"."""
+    """Passes every read and every execution to the real executor and notes it, so a test can say "nothing
+    was read" or "nothing was committed". It serves as both the context's reads and its executor."""
 
     inner: Any
     calls: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
 
     async def read_file(self, path: str) -> bytes:
         self.calls.append(("read_file", (path,)))
-        return await self.inner.read_file(path)
+        return await self.inner.reads.read_file(path)
 
     async def glob(self, root: str, pattern: str, **kwargs: Any) -> list[str]:
         self.calls.append(("glob", (root, pattern)))
-        return await self.inner.glob(root, pattern, **kwargs)
+        return await self.inner.reads.glob(root, pattern, **kwargs)
 
     async def grep(self, root: str, pattern: str, **kwargs: Any) -> GrepOutcome:
         self.calls.append(("grep", (root, pattern)))
-        return await self.inner.grep(root, pattern, **kwargs)
+        return await self.inner.reads.grep(root, pattern, **kwargs)
 
-    async def run_shell(self, command: ShellCommand) -> ShellOutcome:
-        self.calls.append(("run_shell", (command.command,)))
-        return await self.inner.run_shell(command)
+    async def execute(self, action: ApprovedAction) -> Outcome:
+        self.calls.append(("execute", (action.payload.type, action.summary)))
+        return await self.inner.execute(action)
 
-    async def commit_file(self, change: FileChange) -> CommitOutcome:
-        self.calls.append(("commit_file", (change.path,)))
-        return await self.inner.commit_file(change)
-
-    async def run_worktree(self, command: Any) -> ShellOutcome:
-        self.calls.append(("run_worktree", tuple(command.argv)))
-        return await self.inner.run_worktree(command)
-
-    async def commit_files(self, changes: tuple[FileChange, ...]) -> CommitOutcome:
-        self.calls.append(("commit_files", tuple(change.path for change in changes)))
-        return await self.inner.commit_files(changes)
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
     def __getattr__(self, name: str) -> Any:
-        # Operations no test needs to watch (memory, knowledge, web search...) go to the real executor as they are.
-        return getattr(self.inner, name)
+        # Reads no test needs to watch (memory, language servers) go to the real host reads as they are.
+        return getattr(self.inner.reads, name)
 
 
 @pytest.fixture
@@ -126,6 +112,7 @@ def ctx(workspace: Path, seepient_home: Path, home: Path, recorder: RecordingExe
         call_id="call_1",
         paths=PathGuard(workspace, seepient_home=seepient_home, home=home),
         executor=recorder,
+        reads=recorder,
         default_timeout_ms=30_000,
     )
 
@@ -149,6 +136,6 @@ def prepare(ctx: ToolContext) -> Prepare:
 def run(ctx: ToolContext, prepare: Prepare) -> Run:
     async def _run(tool: Tool[Any], **arguments: Any) -> tuple[PreparedActionDraft, ToolOutput]:
         draft = await prepare(tool, **arguments)
-        return draft, await tool.execute(draft, ctx)
+        return draft, await tool.execute(approve(draft), ctx)
 
     return _run

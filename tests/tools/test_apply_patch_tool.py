@@ -15,6 +15,7 @@ from seepient.policy.engine import PolicyEngine
 from seepient.protocol import Decision, FileChangeSet, PathDenied
 from seepient.tools.base import ToolContext, ToolInputError
 from seepient.tools.builtin.apply_patch import ApplyPatchTool
+from tests.approved import approve
 from tests.conftest import SHARED
 from tests.tools.test_tool_path_attacks import WRITE_ATTACKS
 from tests.tools.test_tool_path_attacks import _tree as _full_tree
@@ -53,7 +54,7 @@ async def test_upstream_scenario(name: str, workspace: Path, ctx: ToolContext, r
     except ToolInputError as refused:
         failed, message = True, str(refused)
     else:
-        output = await tool.execute(draft, ctx)
+        output = await tool.execute(approve(draft), ctx)
         failed, message = output.is_error, output.text
     if name in ALL_OR_NOTHING:
         assert failed and "missing.txt" in message
@@ -79,7 +80,7 @@ async def test_stale_pre_image_of_one_file_changes_nothing(workspace: Path, ctx:
         "*** Update File: b.txt\n@@\n-two\n+TWO\n*** End Patch\n",
     )
     (workspace / "b.txt").write_text("two, edited by a person\n")
-    output = await tool.execute(draft, ctx)
+    output = await tool.execute(approve(draft), ctx)
     assert output.is_error and output.data["code"] == "FILE_CHANGED" and output.data["path"] == "b.txt"
     assert "No file was changed" in output.text
     assert (workspace / "a.txt").read_text() == "one\n"
@@ -98,7 +99,7 @@ async def test_a_file_created_meanwhile_at_an_added_path_changes_nothing(
     )
     (workspace / "new").mkdir()
     (workspace / "new" / "c.txt").write_text("someone else's\n")
-    output = await tool.execute(draft, ctx)
+    output = await tool.execute(approve(draft), ctx)
     assert output.is_error and output.data["code"] == "FILE_CHANGED"
     assert (workspace / "a.txt").read_text() == "one\n"
     assert (workspace / "new" / "c.txt").read_text() == "someone else's\n"
@@ -118,7 +119,7 @@ async def test_move_diff_and_summary_name_both_paths(workspace: Path, ctx: ToolC
         added.pre_image_sha256 is None and "--- a/old.py" in added.diff and "+++ b/pkg/new.py" in added.diff
     )
     assert "old.py → pkg/new.py" in draft.summary
-    output = await tool.execute(draft, ctx)
+    output = await tool.execute(approve(draft), ctx)
     assert not output.is_error, output.text
     assert not (workspace / "old.py").exists()
     assert (workspace / "pkg" / "new.py").read_text() == "def f():\n    return 2\n"
@@ -211,7 +212,7 @@ async def test_policy_judges_every_path_of_a_prepared_set(
         }
     )
     assert _engine(workspace, seepient_home, home).evaluate(escaping).decision is Decision.DENY
-    output = await tool.execute(escaping, ctx)
+    output = await tool.execute(approve(escaping), ctx)
     assert output.is_error and output.data["code"] == "OUTSIDE_WORKSPACE"
     assert not (workspace / "a.txt").exists() and not (workspace.parent / "escape.txt").exists()
 

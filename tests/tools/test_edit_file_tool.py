@@ -13,6 +13,7 @@ import pytest
 from seepient.protocol import EditBlock, FileChange
 from seepient.tools.base import ToolInputError
 from seepient.tools.builtin import EditFileTool
+from tests.approved import approve
 
 TOOL = EditFileTool()
 
@@ -163,7 +164,7 @@ async def test_an_edit_prepared_before_the_file_changed_does_not_land(
     draft = await prepare(TOOL, path="calc.py", old_string="return a - b", new_string="return a + b")
     # The search text is still there and still unique: only the pre-image check can stop this commit.
     target.write_text(CALC + "\n# edited by a person\n")
-    out = await TOOL.execute(draft, ctx)
+    out = await TOOL.execute(approve(draft), ctx)
     assert out.is_error and out.data["code"] == "FILE_CHANGED"
     assert "Read the file again" in out.text
     assert target.read_text() == CALC + "\n# edited by a person\n"

@@ -20,6 +20,7 @@ from seepient.policy.engine import PolicyEngine
 from seepient.protocol import Decision
 from seepient.tools.base import ToolContext, ToolInputError
 from seepient.tools.builtin.knowledge import KnowledgeSearchTool
+from tests.approved import approve
 from tests.context.embedding_standins import write_sentence_transformers
 
 
@@ -32,7 +33,7 @@ def env(workspace: Path, home: Path, seepient_home: Path, ctx: ToolContext) -> d
 async def _search(ctx: ToolContext, **arguments: Any) -> Any:
     tool = KnowledgeSearchTool()
     draft = await tool.prepare(tool.input_model.model_validate(arguments), ctx)
-    return draft, await tool.execute(draft, ctx)
+    return draft, await tool.execute(approve(draft), ctx)
 
 
 async def test_no_index_tells_how_to_build_one(env: dict[str, Any]) -> None:

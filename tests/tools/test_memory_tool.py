@@ -23,6 +23,7 @@ from seepient.tools.base import ToolContext, ToolInputError
 from seepient.tools.builtin.edit import EditFileTool, WriteFileTool
 from seepient.tools.builtin.memory import MemoryTool
 from seepient.tools.builtin.shell import ShellTool
+from tests.approved import approve, commit
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ async def _run(env: dict[str, Any], **arguments: Any) -> tuple[PreparedActionDra
     draft = await tool.prepare(args, env["ctx"])
     verdict = env["engine"].evaluate(draft)
     assert verdict.decision is not Decision.DENY, verdict
-    return draft, await tool.execute(draft, env["ctx"])
+    return draft, await tool.execute(approve(draft), env["ctx"])
 
 
 def _forged_create(
@@ -163,7 +164,7 @@ async def test_a_file_changed_after_preparation_is_not_overwritten(env: dict[str
     )
     draft = await tool.prepare(args, env["ctx"])
     (env["project"] / "n.md").write_text("one, changed by someone else\n")
-    out = await tool.execute(draft, env["ctx"])
+    out = await tool.execute(approve(draft), env["ctx"])
     assert out.is_error and "changed after" in out.text
     assert (env["project"] / "n.md").read_text() == "one, changed by someone else\n"
 
@@ -217,7 +218,7 @@ async def test_forged_memory_actions_are_denied_by_policy_and_refused_by_executi
     verdict = env["engine"].evaluate(draft)
     assert verdict.decision is Decision.DENY
     assert verdict.rule.startswith("memory:")
-    outcome = await env["ctx"].executor.commit_memory(action)
+    outcome = await commit(env["ctx"].executor, action)
     assert not outcome.ok
     assert settings.read_bytes() == original
     assert not (env["seepient_home"] / "abs.md").exists()
@@ -226,7 +227,7 @@ async def test_forged_memory_actions_are_denied_by_policy_and_refused_by_executi
 async def test_a_mismatched_change_path_is_refused(env: dict[str, Any]) -> None:
     action, draft = _forged_create("project", "ok.md", "x", change_path="../../settings.json")
     assert env["engine"].evaluate(draft).decision is Decision.DENY
-    assert (await env["ctx"].executor.commit_memory(action)).code == "INVALID"
+    assert (await commit(env["ctx"].executor, action)).code == "INVALID"
 
 
 async def test_symlinks_out_of_the_memory_folder_are_never_followed(env: dict[str, Any]) -> None:
@@ -244,7 +245,7 @@ async def test_symlinks_out_of_the_memory_folder_are_never_followed(env: dict[st
 
     # Reading through a file symlink: refused at preparation or at execution, never shown.
     draft = await tool.prepare(args(command="view", path="/memories/project/leak.md"), env["ctx"])
-    out = await tool.execute(draft, env["ctx"])
+    out = await tool.execute(approve(draft), env["ctx"])
     assert out.is_error and "TOP SECRET" not in out.text
     with pytest.raises(ToolInputError, match="symbolic link"):
         await tool.prepare(
@@ -261,13 +262,13 @@ async def test_symlinks_out_of_the_memory_folder_are_never_followed(env: dict[st
     action, draft = _forged_create("project", "out/x.md", "x")
     verdict = env["engine"].evaluate(draft)
     assert verdict.decision is Decision.DENY and verdict.rule == "memory:symlink"
-    outcome = await env["ctx"].executor.commit_memory(draft.payload)
+    outcome = await commit(env["ctx"].executor, draft.payload)
     assert not outcome.ok
     assert list(outside.iterdir()) == []
 
     # The listing does not descend into or show links.
     draft = await tool.prepare(args(command="view", path="/memories/project"), env["ctx"])
-    out = await tool.execute(draft, env["ctx"])
+    out = await tool.execute(approve(draft), env["ctx"])
     assert "leak.md" not in out.text and "out/" not in out.text
 
 
@@ -284,7 +285,7 @@ async def test_a_symlinked_memory_root_is_refused(env: dict[str, Any]) -> None:
         await tool.prepare(args, env["ctx"])
     action, draft = _forged_create("user", "x.md", "x")
     assert env["engine"].evaluate(draft).rule == "memory:symlink"
-    assert not (await env["ctx"].executor.commit_memory(action)).ok
+    assert not (await commit(env["ctx"].executor, action)).ok
     assert list(elsewhere.iterdir()) == []
 
 
@@ -356,7 +357,7 @@ async def test_a_pre_image_bound_delete_refuses_a_changed_file(env: dict[str, An
     )
     assert draft.payload.pre_image_sha256 == hashlib.sha256(b"keep\n").hexdigest()
     (env["project"] / "d.md").write_text("new content\n")
-    out = await tool.execute(draft, env["ctx"])
+    out = await tool.execute(approve(draft), env["ctx"])
     assert out.is_error and (env["project"] / "d.md").read_text() == "new content\n"
 
 
@@ -387,10 +388,11 @@ async def test_viewing_before_any_seepient_home_exists(tmp_path: Path) -> None:
         call_id="c",
         paths=PathGuard(workspace, seepient_home=missing_home, home=tmp_path),
         executor=executor,
+        reads=executor.reads,
     )
     tool = MemoryTool()
     draft = await tool.prepare(tool.input_model.model_validate({"command": "view"}), ctx)
-    out = await tool.execute(draft, ctx)
+    out = await tool.execute(approve(draft), ctx)
     assert not out.is_error and "/memories/project/ (empty)" in out.text
     draft = await tool.prepare(
         tool.input_model.model_validate(
@@ -398,7 +400,7 @@ async def test_viewing_before_any_seepient_home_exists(tmp_path: Path) -> None:
         ),
         ctx,
     )
-    assert (await tool.execute(draft, ctx)).text == "Saved /memories/user/a.md."
+    assert (await tool.execute(approve(draft), ctx)).text == "Saved /memories/user/a.md."
     assert (missing_home / "memory" / "user" / "a.md").read_text() == "x"
     assert oct((missing_home / "memory").stat().st_mode & 0o777) == "0o700"
 
@@ -428,7 +430,7 @@ async def test_a_folder_swapped_for_a_link_after_approval_is_not_followed(
     notes = env["project"] / "notes"
     notes.rename(env["tmp"] / "moved-away")
     notes.symlink_to(elsewhere)
-    out = await tool.execute(draft, env["ctx"])
+    out = await tool.execute(approve(draft), env["ctx"])
     assert out.is_error
     assert sorted(p.name for p in elsewhere.iterdir()) == ["a.md"]
     assert (env["project"] / "keep.md").read_text() == "k\n"

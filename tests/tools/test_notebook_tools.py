@@ -13,6 +13,7 @@ import pytest
 from seepient.protocol import ActionKind, FileChange, PathDenied, ReadAction
 from seepient.tools.base import ToolContext, ToolInputError
 from seepient.tools.builtin.notebook import OUTPUT_CHARS, NotebookEditTool, NotebookReadTool
+from tests.approved import approve
 
 
 def _notebook(minor: int = 5) -> Any:
@@ -64,7 +65,7 @@ def notebook_path(workspace: Path) -> Path:
 
 async def _run(tool: Any, ctx: ToolContext, **arguments: Any) -> Any:
     draft = await tool.prepare(tool.input_model.model_validate(arguments), ctx)
-    return draft, await tool.execute(draft, ctx)
+    return draft, await tool.execute(approve(draft), ctx)
 
 
 async def test_read_shows_cells_with_truncated_text_and_summarised_images(
@@ -210,7 +211,7 @@ async def test_stale_pre_image_is_not_written(notebook_path: Path, ctx: ToolCont
     other.cells[0].source = "# Someone else's"
     nbformat.write(other, str(notebook_path))
     theirs = notebook_path.read_bytes()
-    output = await tool.execute(draft, ctx)
+    output = await tool.execute(approve(draft), ctx)
     assert output.is_error and output.data["code"] == "FILE_CHANGED"
     assert notebook_path.read_bytes() == theirs
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from seepient.protocol import ActionKind, ReadAction
 from seepient.tools.builtin import ReadFileTool
+from tests.approved import approve
 
 TOOL = ReadFileTool()
 
@@ -110,6 +111,6 @@ async def test_execute_reads_what_was_approved_not_what_is_asked_later(
     (workspace / "a.txt").write_text("alpha\n")
     draft = await prepare(TOOL, path="a.txt")
     (workspace / "a.txt").write_text("alpha changed\n")
-    out = await TOOL.execute(draft, ctx)
+    out = await TOOL.execute(approve(draft), ctx)
     assert out.text == "     1\talpha changed"
     assert recorder.calls == [("read_file", (str(workspace / "a.txt"),))]

@@ -11,6 +11,7 @@ import pytest
 
 from seepient.protocol import PathDenied
 from seepient.tools.builtin import EditFileTool, GlobTool, GrepTool, ReadFileTool, ShellTool, WriteFileTool
+from tests.approved import approve
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
@@ -117,7 +118,7 @@ async def test_a_symlink_swapped_in_after_prepare_does_not_redirect_the_write(
     draft = await prepare(WriteFileTool(), path="notes.txt", content="model text\n")
     (workspace / "notes.txt").unlink()
     (workspace / "notes.txt").symlink_to(outside / "secret.txt")
-    out = await WriteFileTool().execute(draft, ctx)
+    out = await WriteFileTool().execute(approve(draft), ctx)
     assert out.is_error
     assert (outside / "secret.txt").read_text() == "outside the workspace\n"
 
@@ -146,7 +147,7 @@ async def test_traversal_payloads_from_the_corpus_never_write_outside(
             continue
         target = (workspace / draft.payload.path).resolve()
         assert target.is_relative_to(workspace), payload
-        out = await tool.execute(draft, ctx)
+        out = await tool.execute(approve(draft), ctx)
         assert not out.is_error, (payload, out.text)
         assert target.read_text() == content, payload
         written += 1

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from seepient.protocol import PreparedActionDraft
+from seepient.protocol import ApprovedAction, PreparedActionDraft
 from seepient.tools.base import Tool, ToolContext, ToolOutput
 from seepient.tools.builtin import (
     EditFileInput,
@@ -58,7 +58,7 @@ def _tool_named(tool_name: str) -> Tool[Any]:
         async def prepare(self, args: _NoArgs, ctx: ToolContext) -> PreparedActionDraft:
             raise NotImplementedError
 
-        async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+        async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
             raise NotImplementedError
 
     return _Named()

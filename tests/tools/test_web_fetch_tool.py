@@ -14,6 +14,7 @@ from seepient.protocol import ActionKind, FetchRequest
 from seepient.tools.base import ToolContext, ToolInputError
 from seepient.tools.builtin.web_fetch import MAX_RESULT_CHARS, WebFetchInput, WebFetchTool, html_to_markdown
 from seepient.tools.registry import builtin_registry
+from tests.approved import approve
 from tests.net.conftest import loopback_policy, mapped_resolver
 from tests.net.local_http import LocalHttpServer, Reply, redirect, text
 
@@ -38,6 +39,7 @@ def _ctx(tmp_path: Path, executor: LocalExecutor) -> ToolContext:
         call_id="call",
         paths=PathGuard(workspace, seepient_home=tmp_path / "sh", home=tmp_path / "home"),
         executor=executor,
+        reads=executor.reads,
     )
 
 
@@ -50,7 +52,7 @@ async def _fetch(tmp_path: Path, executor: LocalExecutor, url: str) -> Any:
     tool = WebFetchTool()
     ctx = _ctx(tmp_path, executor)
     draft = await tool.prepare(WebFetchInput(url=url), ctx)
-    return draft, await tool.execute(draft, ctx)
+    return draft, await tool.execute(approve(draft), ctx)
 
 
 def test_web_fetch_is_a_builtin_tool() -> None:

@@ -19,6 +19,7 @@ from seepient.policy.paths import PathGuard
 from seepient.protocol import Decision
 from seepient.tools.base import ToolContext, ToolInputError
 from seepient.tools.builtin.web_search import WebSearchTool
+from tests.approved import approve
 from tests.net.conftest import loopback_policy, mapped_resolver
 from tests.net.local_http import LocalHttpServer, Reply, Seen, redirect
 
@@ -79,13 +80,14 @@ def _setup(
         call_id="call",
         paths=PathGuard(workspace, seepient_home=tmp_path / "sh", home=tmp_path / "home"),
         executor=executor,
+        reads=executor.reads,
     )
     return WebSearchTool(settings), ctx
 
 
 async def _search(tool: WebSearchTool, ctx: ToolContext, **arguments: Any) -> Any:
     draft = await tool.prepare(tool.input_model.model_validate(arguments), ctx)
-    return draft, await tool.execute(draft, ctx)
+    return draft, await tool.execute(approve(draft), ctx)
 
 
 def _query(seen: Seen) -> dict[str, str]:
@@ -211,6 +213,7 @@ async def test_a_request_carrying_a_key_is_not_redirected(tmp_path: Path, server
             call_id="c",
             paths=PathGuard(workspace, seepient_home=tmp_path / "sh", home=tmp_path / "home"),
             executor=executor,
+            reads=executor.reads,
         )
         _, out = await _search(WebSearchTool(settings), ctx, query="x")
         assert out.is_error and "redirect" in out.text
@@ -264,7 +267,7 @@ async def test_fetch_rules_apply_to_the_backend_host(tmp_path: Path, server: Loc
     allowed = engine("always-ask", allow=["Fetch(domain:search.internal)"]).evaluate(draft)
     assert allowed.decision is Decision.ALLOW
     assert engine("autonomous-trusted", deny=["web_search"]).evaluate(draft).decision is Decision.DENY
-    out = await tool.execute(draft, ctx)
+    out = await tool.execute(approve(draft), ctx)
     assert not out.is_error and server.seen[-1].headers["host"].startswith("search.internal")
 
 

@@ -11,6 +11,7 @@ import pytest
 from seepient.protocol import ActionKind, FileChange
 from seepient.tools.base import ToolInputError
 from seepient.tools.builtin import WriteFileTool
+from tests.approved import approve
 
 TOOL = WriteFileTool()
 
@@ -50,7 +51,7 @@ async def test_a_file_changed_after_prepare_is_not_overwritten(
     target.write_text("v1\n")
     draft = await prepare(TOOL, path="notes.md", content="from the model\n")
     target.write_text("v2 from the person\n")
-    out = await TOOL.execute(draft, ctx)
+    out = await TOOL.execute(approve(draft), ctx)
     assert out.is_error and out.data["code"] == "FILE_CHANGED"
     assert "read_file" in out.text and "nothing was written" in out.text
     assert target.read_text() == "v2 from the person\n"
@@ -61,7 +62,7 @@ async def test_a_file_created_after_prepare_is_not_overwritten(
 ) -> None:
     draft = await prepare(TOOL, path="fresh.txt", content="model\n")
     (workspace / "fresh.txt").write_text("someone else\n")
-    out = await TOOL.execute(draft, ctx)
+    out = await TOOL.execute(approve(draft), ctx)
     assert out.is_error and out.data["code"] == "FILE_CHANGED"
     assert (workspace / "fresh.txt").read_text() == "someone else\n"
 

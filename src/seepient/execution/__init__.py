@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from seepient.execution.commit import commit_change
     from seepient.execution.environment import scrubbed_environment
-    from seepient.execution.local import LocalExecutor, run_sandboxed
+    from seepient.execution.jail import run_sandboxed
+    from seepient.execution.local import LocalExecutor
 
 __all__ = ["LocalExecutor", "commit_change", "run_sandboxed", "scrubbed_environment"]
 
 _HOMES = {
     "LocalExecutor": "seepient.execution.local",
-    "run_sandboxed": "seepient.execution.local",
+    "run_sandboxed": "seepient.execution.jail",
     "commit_change": "seepient.execution.commit",
     "scrubbed_environment": "seepient.execution.environment",
 }

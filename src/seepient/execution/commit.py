@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from seepient.execution.nofollow import is_symlink_at
 from seepient.protocol.actions import FileChange
-from seepient.protocol.executor import CommitOutcome
+from seepient.protocol.outcomes import CommitOutcome
 
 _TEMP_NAME = re.compile(r"^\.seepient-commit-(\d+)-[0-9a-f]{16}\.tmp$")
 #: The journal a set of changes writes in the workspace folder before its renames (``commit_journal.py``).

@@ -51,7 +51,7 @@ from seepient.execution.commit import (
 )
 from seepient.execution.commit_journal import JournalStep, remove_journal, write_journal
 from seepient.protocol.actions import FileChange
-from seepient.protocol.executor import CommitOutcome
+from seepient.protocol.outcomes import CommitOutcome
 
 _NO_HARD_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS)
 

@@ -1,11 +1,12 @@
 """The docker-worker backend: the control plane's ``ActionExecutor`` that sends shell commands and file
-commits to the worker scheduler as signed ``WorkerDispatch`` es over mutual TLS and believes only results
-signed by the scheduler's key. This process never opens the Docker socket and never runs a command.
+commits to the worker scheduler as signed ``WorkerDispatch`` es (carrying the approved action's own draft)
+over mutual TLS and believes only results signed by the scheduler's key. This process never opens the Docker
+socket and never runs a command.
 
-Reads (read_file, glob, grep), fetches, memory and knowledge lookups stay with the local executor handed
-in as ``reads``: the control plane may read the workspace, it never executes in it. Operations that would
-execute on the control plane's host (git worktrees, background processes, multi-file commits) are refused
-with a clear message instead of quietly running here.
+Fetches, memory and knowledge lookups and web searches stay with the ``local`` executor handed in: the control
+plane may read and look things up, it never executes in the workspace (host reads are the local backend's
+too). Actions that would execute on the control plane's host (git worktrees, background processes,
+multi-file commits) are refused by the handler table with a clear message instead of quietly running here.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import ssl
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import httpx2
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -31,24 +32,33 @@ from seepient.crypto import (
     load_verify_key,
     verify_dispatch_result,
 )
+from seepient.execution.handlers import HandlerTable, refusal, run_handler
 from seepient.protocol import (
-    ActionKind,
     Capability,
     DispatchLimits,
     DispatchResult,
     FileChange,
-    PreparedActionDraft,
     ShellCommand,
     WorkerDispatch,
     WorkspaceLease,
 )
-from seepient.protocol.executor import (
-    ActionExecutor,
+from seepient.protocol.actions import (
+    FetchRequest,
+    FileChangeSet,
+    KnowledgeQuery,
+    MemoryAction,
+    ProcessControl,
+    WebSearchRequest,
+    WorktreeCommand,
+)
+from seepient.protocol.approved import ApprovedAction
+from seepient.protocol.executor import ActionExecutor
+from seepient.protocol.outcomes import (
     CommitOutcome,
-    FetchOutcome,
-    GrepOutcome,
+    Outcome,
     SandboxUnavailable,
     ShellOutcome,
+    UnsupportedAction,
 )
 
 SANDBOX_NAME = "docker-worker"
@@ -56,16 +66,7 @@ COMMIT_TIMEOUT_MS = 30_000
 LEASE_SLACK = dt.timedelta(minutes=2)
 HTTP_SLACK_S = 30.0
 """How much longer than the action's own timeout the control plane waits for the scheduler's answer."""
-
-_DELEGATED_READS = (
-    "read_memory",
-    "list_memory",
-    "commit_memory",
-    "knowledge_search",
-    "web_search",
-    "lsp_query",
-    "lsp_diagnostics",
-)
+_NEVER_HERE = "the control plane never executes, and a worker runs one command to its end or one file change per dispatch"
 
 
 class WorkerUnavailable(SandboxUnavailable):
@@ -85,7 +86,7 @@ def client_ssl_context(ca_cert: Path, client_cert: Path, client_key: Path) -> ss
 
 
 class DockerWorkerExecutor:
-    """Shell commands and file commits through the worker scheduler; every other operation as documented above."""
+    """Shell commands and file commits through the worker scheduler; every other action as documented above."""
 
     def __init__(
         self,
@@ -95,7 +96,7 @@ class DockerWorkerExecutor:
         ssl_context: ssl.SSLContext,
         signing_key: Ed25519PrivateKey,
         result_key: Ed25519PublicKey,
-        reads: ActionExecutor,
+        local: ActionExecutor,
         tenant: str = "default",
         cpus: float = 1.0,
         memory_mb: int = 1024,
@@ -109,7 +110,7 @@ class DockerWorkerExecutor:
         self._ssl_context = ssl_context
         self._signing_key = signing_key
         self._result_key = result_key
-        self._reads = reads
+        self._local = local
         self.tenant = tenant
         self._limits = {"cpus": cpus, "memory_mb": memory_mb, "pids": pids, "output_bytes": max_output_bytes}
         self.session_id = session_id
@@ -123,7 +124,7 @@ class DockerWorkerExecutor:
         execution: ExecutionSettings,
         *,
         workspace: Path,
-        reads: ActionExecutor,
+        local: ActionExecutor,
         session_id: str = "",
         audit: AuditLog | None = None,
     ) -> DockerWorkerExecutor:
@@ -170,7 +171,7 @@ class DockerWorkerExecutor:
             ssl_context=context,
             signing_key=signing_key,
             result_key=result_key,
-            reads=reads,
+            local=local,
             tenant=execution.tenant,
             cpus=limits.cpus,
             memory_mb=limits.memory_mb,
@@ -180,7 +181,17 @@ class DockerWorkerExecutor:
             audit=audit,
         )
 
-    async def run_shell(self, command: ShellCommand) -> ShellOutcome:
+    async def execute(self, action: ApprovedAction) -> Outcome:
+        return await run_handler(self, self.HANDLERS, action)
+
+    # -- handlers, by payload type ----------------------------------------------------------------------
+
+    async def _shell(self, command: ShellCommand, action: ApprovedAction) -> Outcome:
+        if command.background:
+            raise UnsupportedAction(
+                f"background commands are not available with the docker-worker backend: {_NEVER_HERE}. "
+                "Run the command in the foreground instead"
+            )
         if Capability.NETWORK in command.capabilities:
             # Workers have no network at all (DESIGN §4, invariant 7). Saying so before dispatch beats a
             # command that fails later with a resolver error the model would try to work around.
@@ -188,7 +199,7 @@ class DockerWorkerExecutor:
                 "this command needs the network, and in worker mode commands run in containers without "
                 "any network; run it where the network is allowed, or do without it"
             )
-        result = await self.dispatch(self._draft(ActionKind.SHELL, "shell", command), command.timeout_ms)
+        result = await self.dispatch(action, command.timeout_ms)
         stderr = result.stderr
         if result.oom_killed:
             stderr += f"\n[the worker ran out of memory ({self._limits['memory_mb']} MB) and was killed]"
@@ -203,10 +214,8 @@ class DockerWorkerExecutor:
             sandbox=SANDBOX_NAME,
         )
 
-    async def commit_file(self, change: FileChange) -> CommitOutcome:
-        result = await self.dispatch(
-            self._draft(ActionKind.FILE_CHANGE, "commit_file", change), COMMIT_TIMEOUT_MS
-        )
+    async def _commit(self, change: FileChange, action: ApprovedAction) -> Outcome:
+        result = await self.dispatch(action, COMMIT_TIMEOUT_MS)
         try:
             return CommitOutcome.model_validate_json(result.stdout)
         except ValidationError:
@@ -217,8 +226,40 @@ class DockerWorkerExecutor:
                 path=change.path,
             )
 
-    async def dispatch(self, action: PreparedActionDraft, timeout_ms: int) -> DispatchResult:
-        """Sign ``action`` into a fresh dispatch, send it, and return the scheduler's verified result."""
+    async def _on_control_plane(self, _payload: object, action: ApprovedAction) -> Outcome:
+        return await self._local.execute(action)
+
+    HANDLERS: ClassVar[HandlerTable] = MappingProxyType(
+        {
+            ShellCommand: _shell,
+            FileChange: _commit,
+            FetchRequest: _on_control_plane,
+            MemoryAction: _on_control_plane,
+            KnowledgeQuery: _on_control_plane,
+            WebSearchRequest: _on_control_plane,
+            FileChangeSet: refusal(
+                "changing several files at once is",
+                f"{_NEVER_HERE}. Make the changes one file at a time with edit_file and write_file",
+                backend="docker-worker",
+            ),
+            ProcessControl: refusal(
+                "background processes are",
+                f"{_NEVER_HERE}. Run commands in the foreground with the shell tool",
+                backend="docker-worker",
+            ),
+            WorktreeCommand: refusal(
+                "git worktrees are",
+                f"{_NEVER_HERE}. Work in the workspace itself",
+                backend="docker-worker",
+            ),
+        }
+    )
+    """What this backend executes or hands to the local executor, and what it refuses; every other payload is
+    refused too (``protocol.executor.NOT_EXECUTED``)."""
+
+    async def dispatch(self, action: ApprovedAction, timeout_ms: int) -> DispatchResult:
+        """Sign ``action``'s draft into a fresh dispatch, send it, and return the scheduler's verified result.
+        The draft goes as it was approved: its digest is the one in the intent record and the approval."""
         now = dt.datetime.now(dt.UTC)
         lease = WorkspaceLease(
             tenant=self.tenant,
@@ -226,7 +267,9 @@ class DockerWorkerExecutor:
             expires_at=now + dt.timedelta(milliseconds=timeout_ms) + LEASE_SLACK,
         )
         limits = DispatchLimits(timeout_ms=timeout_ms, **self._limits)
-        dispatch = create_dispatch(action, lease=lease, limits=limits, signing_key=self._signing_key, now=now)
+        dispatch = create_dispatch(
+            action.draft, lease=lease, limits=limits, signing_key=self._signing_key, now=now
+        )
         try:
             response = await self._http().post(
                 f"{self.endpoint}/v1/dispatch",
@@ -262,19 +305,6 @@ class DockerWorkerExecutor:
             raise WorkerUnavailable(f"dispatch {dispatch.dispatch_id}: {result.error}")
         return result
 
-    def _draft(self, kind: ActionKind, tool: str, payload: ShellCommand | FileChange) -> PreparedActionDraft:
-        # The digest covers only the payload, so this draft carries the digest the person approved.
-        summary = payload.command if isinstance(payload, ShellCommand) else payload.path
-        return PreparedActionDraft(
-            session_id=self.session_id or "worker",
-            call_id="worker",
-            tool=tool,
-            kind=kind,
-            payload=payload,
-            read_only=False,
-            summary=summary[:200],
-        )
-
     def _http(self) -> httpx2.AsyncClient:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
@@ -289,9 +319,7 @@ class DockerWorkerExecutor:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
-        close_reads = getattr(self._reads, "aclose", None)
-        if close_reads is not None:
-            await close_reads()
+        await self._local.aclose()
 
     def _record(self, dispatch: WorkerDispatch, outcome: dict[str, Any]) -> None:
         if self._audit is None:
@@ -308,47 +336,6 @@ class DockerWorkerExecutor:
                 "outcome": outcome,
             }
         )
-
-    async def read_file(self, path: str) -> bytes:
-        return await self._reads.read_file(path)
-
-    async def glob(
-        self, root: str, pattern: str, *, respect_ignore: bool = True, limit: int = 1000
-    ) -> list[str]:
-        return await self._reads.glob(root, pattern, respect_ignore=respect_ignore, limit=limit)
-
-    async def grep(
-        self,
-        root: str,
-        pattern: str,
-        *,
-        glob: str | None = None,
-        ignore_case: bool = False,
-        output_mode: Literal["content", "files_with_matches", "count"] = "files_with_matches",
-        limit: int = 500,
-    ) -> GrepOutcome:
-        return await self._reads.grep(
-            root, pattern, glob=glob, ignore_case=ignore_case, output_mode=output_mode, limit=limit
-        )
-
-    async def fetch(self, request: Any) -> FetchOutcome:
-        return await self._reads.fetch(request)
-
-    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
-        # Only operations of the executor interface get an answer; anything else is a plain AttributeError.
-        if name.startswith("_") or not hasattr(ActionExecutor, name):
-            raise AttributeError(name)
-        if name in _DELEGATED_READS:
-            return getattr(self._reads, name)  # type: ignore[no-any-return]
-
-        async def refused(*_args: Any, **_kwargs: Any) -> Any:
-            raise WorkerUnavailable(
-                f"{name} is not available with the docker-worker backend: the control plane never executes, "
-                "and workers run one shell command or one file change per dispatch. Use the shell or "
-                "edit_file tools instead"
-            )
-
-        return refused
 
 
 def _refusal(response: httpx2.Response) -> tuple[str, str]:

@@ -26,7 +26,8 @@ from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.process import start_group_leader
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.execution.sandbox.host_view import host_view
-from seepient.protocol.executor import LspAnswer, LspLocation, LspQuery, LspUnavailable, SandboxUnavailable
+from seepient.protocol.lsp import LspAnswer, LspLocation, LspQuery, LspUnavailable
+from seepient.protocol.outcomes import SandboxUnavailable
 
 _log = logging.getLogger(__name__)
 _STDERR_TAIL_BYTES = 4000
@@ -146,8 +147,12 @@ class LanguageServers:
         environ: Mapping[str, str],
         request_timeout_s: float = 30.0,
         diagnostics_wait_s: float = 3.0,
+        jail_readable: Sequence[Path] = (),
+        jail_hidden: Sequence[Path] = (),
     ) -> None:
         self.workspace = workspace.resolve()
+        # The user's additions to what a jail shows and hides apply to language servers as to every command.
+        self._jail_paths = (tuple(jail_readable), tuple(jail_hidden))
         self._servers = list(servers)
         self._read_file = read_file
         self._sandbox_mode = sandbox_mode
@@ -371,6 +376,8 @@ class LanguageServers:
                 seepient_home=self._seepient_home,
                 environ=self._environ,
                 workspace=self.workspace,
+                readable=self._jail_paths[0],
+                hidden=self._jail_paths[1],
             ),
             read_only_inside=(),
             env=env,

@@ -22,7 +22,7 @@ from seepient.config.paths import MemoryScope
 from seepient.execution.commit import commit_change
 from seepient.execution.nofollow import is_symlink_at
 from seepient.protocol.actions import MemoryAction
-from seepient.protocol.executor import CommitOutcome
+from seepient.protocol.outcomes import CommitOutcome
 
 MAX_MEMORY_FILE_BYTES = 256 * 1024
 MAX_LISTED = 500

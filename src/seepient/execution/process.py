@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from seepient.protocol.executor import ShellOutcome
+from seepient.protocol.outcomes import ShellOutcome
 
 # Reading continues in chunks of this size past the cap, so a chatty child never blocks on a full pipe.
 _CHUNK = 64 * 1024

@@ -14,7 +14,7 @@ from seepient.net.address_policy import AddressPolicy
 from seepient.net.fetch import Resolver, SafeFetcher
 from seepient.net.web_search import SearchRefused, search
 from seepient.protocol.actions import KnowledgeQuery, WebSearchRequest
-from seepient.protocol.executor import FetchRefused
+from seepient.protocol.outcomes import FetchRefused
 from seepient.protocol.retrieval import KnowledgeOutcome, WebSearchFailed, WebSearchOutcome
 
 

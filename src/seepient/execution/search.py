@@ -17,7 +17,7 @@ from pathspec import GitIgnoreSpec
 
 from seepient.execution.host_programs import host_program
 from seepient.execution.process import run_process
-from seepient.protocol.executor import GrepOutcome
+from seepient.protocol.outcomes import GrepOutcome
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 

@@ -6,16 +6,11 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
-from seepient.execution.environment import scrubbed_environment
-from seepient.execution.process import run_process
-from seepient.execution.sandbox.bwrap import BwrapSandbox, protected_workspace_paths
-from seepient.execution.sandbox.host_view import host_view
+from seepient.execution.jail import Jail
 from seepient.protocol.actions import WorktreeCommand
-from seepient.protocol.executor import SandboxUnavailable, ShellOutcome
+from seepient.protocol.outcomes import ShellOutcome
 
 WORKTREES_DIR = (".seepient", "worktrees")
 
@@ -44,47 +39,15 @@ def _ensure_worktrees_dir(workspace: Path) -> Path:
     return current
 
 
-async def run_worktree_command(
-    command: WorktreeCommand,
-    *,
-    workspace: Path,
-    seepient_home: Path,
-    home: Path,
-    environ: Mapping[str, str],
-    sandbox_mode: Literal["auto", "off"],
-    bwrap: BwrapSandbox,
-    max_output_bytes: int,
-) -> ShellOutcome:
-    """Run ``command.argv`` at the workspace root. Only ``create`` and ``remove`` get the writable bind;
-    ``list`` runs like any read-only command. Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
-    root = workspace.resolve()
+async def run_worktree_command(command: WorktreeCommand, jail: Jail) -> ShellOutcome:
+    """Run ``command.argv`` at the workspace root in ``jail``. Only ``create`` and ``remove`` get the writable
+    bind; ``list`` runs like any read-only command. Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
+    root = jail.workspace
     cwd = Path(command.cwd)
     if cwd != root:
         raise ValueError(f"a worktree command runs at the workspace root {root}, not {cwd}")
-    env = scrubbed_environment(environ, home=str(home))
-    timeout_s = command.timeout_ms / 1000
-    writable = command.operation in ("create", "remove")
     binds: list[tuple[Path, Path]] = []
-    if writable:
+    if command.operation in ("create", "remove"):
         target = await asyncio.to_thread(_ensure_worktrees_dir, root)
         binds.append((target, target))
-    if sandbox_mode == "off":
-        result = await run_process(
-            list(command.argv), env=env, cwd=root, timeout_s=timeout_s, max_output_bytes=max_output_bytes
-        )
-        return result.shell_outcome("none")
-    status = await asyncio.to_thread(bwrap.probe)
-    if not status.available:
-        raise SandboxUnavailable(status.message)
-    full_argv = bwrap.command_argv(
-        list(command.argv),
-        workspace=root,
-        cwd=root,
-        network=False,
-        view=host_view(home=home, seepient_home=seepient_home, environ=environ, workspace=root),
-        read_only_inside=protected_workspace_paths(root),
-        env=env,
-        extra_binds=binds,
-    )
-    result = await run_process(full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes)
-    return result.shell_outcome("bwrap")
+    return await jail.run(command.argv, cwd=root, timeout_s=command.timeout_ms / 1000, extra_binds=binds)

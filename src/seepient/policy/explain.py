@@ -24,7 +24,6 @@ from seepient.policy.engine import MANAGED_ONLY_PREFIX, PolicyEngine
 from seepient.protocol import (
     ActionKind,
     Capability,
-    CommitOutcome,
     Decision,
     EditBlock,
     FetchRequest,
@@ -34,7 +33,6 @@ from seepient.protocol import (
     PathDenied,
     PreparedActionDraft,
     ShellCommand,
-    ShellOutcome,
     SimpleCommand,
     Verdict,
     new_id,
@@ -179,12 +177,14 @@ async def explain_async(
         "sources": sources,
         "project": settings.project,
     }
+    preparation_only = _PreparationOnly(engine.guard)
     ctx = ToolContext(
         workspace=workspace,
         session_id="explain",
         call_id=new_id("call"),
         paths=engine.guard,
-        executor=_PreparationOnly(engine.guard),
+        executor=preparation_only,
+        reads=preparation_only,
     )
     try:
         draft = await _prepare(kind, target, ctx)
@@ -310,7 +310,7 @@ async def _prepare_change(kind: TargetKind, target: str, ctx: ToolContext) -> Pr
     if not resolved.relative:
         raise PathDenied(target, "files can only be written inside the workspace", "workspace_containment")
     try:
-        current: bytes | None = await ctx.executor.read_file(resolved.absolute)
+        current: bytes | None = await ctx.reads.read_file(resolved.absolute)
     except FileNotFoundError:
         current = None
     except IsADirectoryError:
@@ -342,8 +342,8 @@ async def _prepare_change(kind: TargetKind, target: str, ctx: ToolContext) -> Pr
 
 
 class _PreparationOnly:
-    """The executor explain hands the tools: it reads what preparation needs (a file's bytes, whether a
-    directory exists) through the path guard, and refuses everything that would act."""
+    """The host reads and executor explain hands the tools: it reads what preparation needs (a file's bytes,
+    whether a directory exists) through the path guard, and refuses everything else."""
 
     def __init__(self, guard: PathAccess) -> None:
         self._guard = guard
@@ -358,14 +358,23 @@ class _PreparationOnly:
     async def grep(self, root: str, pattern: str, **_: Any) -> GrepOutcome:
         raise _refused("search files")
 
-    async def run_shell(self, command: ShellCommand) -> ShellOutcome:
-        raise _refused("run a command")
+    async def read_memory(self, scope: str, path: str) -> bytes:
+        raise _refused("read the memory folder")
 
-    async def commit_file(self, change: FileChange) -> CommitOutcome:
-        raise _refused("write a file")
+    async def list_memory(self, scope: str, path: str) -> list[str]:
+        raise _refused("list the memory folder")
 
-    async def fetch(self, request: FetchRequest) -> Any:
-        raise _refused("fetch a URL")
+    async def lsp_query(self, query: Any) -> Any:
+        raise _refused("ask a language server")
+
+    async def lsp_diagnostics(self, paths: tuple[str, ...]) -> None:
+        raise _refused("ask a language server")
+
+    async def execute(self, action: Any) -> Any:
+        raise _refused(f"carry out {action.summary!r}")
+
+    async def aclose(self) -> None:
+        return None
 
 
 def _refused(what: str) -> RuntimeError:

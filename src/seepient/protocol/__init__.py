@@ -24,6 +24,7 @@ from seepient.protocol.actions import (
     payload_digest,
 )
 from seepient.protocol.approval import ApprovalDecision, ApprovalRequest, ApprovalResponse, ApprovalScope
+from seepient.protocol.approved import ApprovedAction
 from seepient.protocol.dispatch import (
     ContainerSettings,
     DispatchLimits,
@@ -46,15 +47,7 @@ from seepient.protocol.events import (
     TurnCompleted,
     TurnStarted,
 )
-from seepient.protocol.executor import (
-    ActionExecutor,
-    CommitOutcome,
-    FetchOutcome,
-    FetchRefused,
-    GrepOutcome,
-    SandboxUnavailable,
-    ShellOutcome,
-)
+from seepient.protocol.executor import ActionExecutor, HostReads
 from seepient.protocol.messages import (
     MAX_IMAGE_BYTES,
     ImagePart,
@@ -66,6 +59,16 @@ from seepient.protocol.messages import (
     Usage,
     sniff_image_type,
 )
+from seepient.protocol.outcomes import (
+    CommitOutcome,
+    FetchOutcome,
+    FetchRefused,
+    GrepOutcome,
+    Outcome,
+    SandboxUnavailable,
+    ShellOutcome,
+    UnsupportedAction,
+)
 from seepient.protocol.paths import PathAccess, PathDenied, ResolvedPath
 from seepient.protocol.stream import Completion, ModelStreamEvent, TextChunk, ToolCallChunk
 from seepient.protocol.verdict import Decision, Verdict
@@ -74,6 +77,10 @@ __all__ = [
     "AgentTask",
     "WorktreeCommand",
     "ActionExecutor",
+    "ApprovedAction",
+    "HostReads",
+    "Outcome",
+    "UnsupportedAction",
     "ContainerSettings",
     "DispatchLimits",
     "DispatchResult",

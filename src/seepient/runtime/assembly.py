@@ -26,7 +26,7 @@ from seepient.models.router import ModelRouter
 from seepient.net import AddressPolicy, policy_from_settings
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
-from seepient.protocol import ActionExecutor, AgentTask, Message, TodoUpdated, new_id
+from seepient.protocol import ActionExecutor, AgentTask, HostReads, Message, TodoUpdated, new_id
 from seepient.runtime.edit_diagnostics import EditDiagnostics
 from seepient.runtime.events import EventStream
 from seepient.runtime.hooks import HookRunner
@@ -138,7 +138,9 @@ def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionPa
         registry = ToolRegistry()
         subagents = _build_subagents(b, registry, hooks, policy, models.router, open_session)
         _add_tools(b, registry, context.skills, subagents)
-        deps = _build_pipeline_deps(b, models, registry, policy, broker, executor, audit, history, hooks)
+        deps = _build_pipeline_deps(
+            b, models, registry, policy, broker, executor, host_reads.reads, audit, history, hooks
+        )
         pipeline = ToolCallPipeline(deps)
         loop = _build_loop(b, models, registry, pipeline, history, context, hooks)
         mcp = _build_mcp(b, registry, audit, approver, policy, models.model.name)
@@ -312,7 +314,7 @@ def _build_executor(b: _Basis, policy: PolicyEngine, audit: AuditLog) -> tuple[A
     from seepient.execution.docker_worker import DockerWorkerExecutor
 
     worker = DockerWorkerExecutor.from_settings(
-        execution, workspace=b.workspace, reads=local, session_id=b.session_id, audit=audit
+        execution, workspace=b.workspace, local=local, session_id=b.session_id, audit=audit
     )
     return worker, local
 
@@ -463,6 +465,7 @@ def _build_pipeline_deps(
     policy: PolicyEngine,
     broker: ApprovalBroker,
     executor: ActionExecutor,
+    reads: HostReads,
     audit: AuditLog,
     history: list[Message],
     hooks: HookRunner,
@@ -473,6 +476,7 @@ def _build_pipeline_deps(
         policy=policy,
         broker=broker,
         executor=executor,
+        reads=reads,
         audit=audit,
         events=b.events,
         workspace=b.workspace,
@@ -487,7 +491,7 @@ def _build_pipeline_deps(
         post_hooks=[hooks.post_tool_use],
     )
     if b.settings.lsp.diagnostics_after_edit:
-        deps.post_hooks.append(EditDiagnostics(executor, b.workspace, policy.guard, b.session_id))
+        deps.post_hooks.append(EditDiagnostics(executor, reads, b.workspace, policy.guard, b.session_id))
     return deps
 
 

@@ -3,9 +3,17 @@ result, so the model sees a syntax or type error it just introduced without aski
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from seepient.protocol import ActionExecutor, ActionKind, PathAccess, PreparedActionDraft, SandboxUnavailable
+from seepient.protocol import (
+    ActionExecutor,
+    ActionKind,
+    HostReads,
+    PathAccess,
+    PreparedActionDraft,
+    SandboxUnavailable,
+)
 from seepient.protocol.actions import FileChange, FileChangeSet
 from seepient.tools.base import ToolContext, ToolOutput
 from seepient.tools.builtin.lsp import format_diagnostics, shown_path
@@ -22,14 +30,17 @@ def changed_paths(draft: PreparedActionDraft, workspace: Path) -> list[str]:
     return [str(workspace / change.path) for change in changes if not change.delete]
 
 
+@dataclass(frozen=True)
 class EditDiagnostics:
-    """A pipeline post hook: diagnostics for the files a successful change touched, or nothing."""
+    """A pipeline post hook: diagnostics for the files a successful change touched, or nothing. They come from
+    the host reads (the language servers); ``executor`` only completes the tool context the formatting reads
+    source lines through."""
 
-    def __init__(self, executor: ActionExecutor, workspace: Path, paths: PathAccess, session_id: str) -> None:
-        self._executor = executor
-        self._workspace = workspace
-        self._paths = paths
-        self._session_id = session_id
+    _executor: ActionExecutor
+    _reads: HostReads
+    _workspace: Path
+    _paths: PathAccess
+    _session_id: str
 
     async def __call__(self, draft: PreparedActionDraft, output: ToolOutput) -> str | None:
         if output.is_error or draft.kind is not ActionKind.FILE_CHANGE:
@@ -38,9 +49,9 @@ class EditDiagnostics:
         if not paths:
             return None
         try:
-            answer = await self._executor.lsp_diagnostics(tuple(paths))
+            answer = await self._reads.lsp_diagnostics(tuple(paths))
         except SandboxUnavailable:
-            return None  # a backend without language servers (docker workers)
+            return None  # no sandbox for a language server here
         except Exception as exc:  # an offer, not a step: the edit itself succeeded and must read as such
             return f"(Language server diagnostics are unavailable: {type(exc).__name__}: {exc})"
         if answer is None:
@@ -51,6 +62,7 @@ class EditDiagnostics:
             call_id=draft.call_id,
             paths=self._paths,
             executor=self._executor,
+            reads=self._reads,
         )
         shown = [shown_path(p, self._workspace) for p in paths]
         text = "Language server after this change: " + await format_diagnostics(answer, ctx, shown)

@@ -34,9 +34,11 @@ from seepient.protocol import (
     ActionKind,
     ApprovalDecision,
     ApprovalResponse,
+    ApprovedAction,
     Decision,
     FileChange,
     FileChangeSet,
+    HostReads,
     Message,
     PathDenied,
     PermissionRequest,
@@ -68,6 +70,7 @@ class PipelineDeps:
     policy: PolicyEngine
     broker: ApprovalBroker
     executor: ActionExecutor
+    reads: HostReads
     audit: AuditLog
     events: EventStream
     workspace: Path
@@ -172,6 +175,7 @@ class ToolCallPipeline:
             call_id=call.id,
             paths=d.policy.guard,
             executor=d.executor,
+            reads=d.reads,
             default_timeout_ms=d.default_timeout_ms,
             model=d.model_for(tool.model_purpose) if tool.model_purpose and d.model_for else None,
         )
@@ -260,8 +264,16 @@ class ToolCallPipeline:
         verdict: Verdict,
         approval: ApprovalResponse | None,
     ) -> ToolOutput:
-        """The one place an approved action is handed to execution: its intent is durable first (write-ahead
-        audit, DESIGN §4 invariant 13), its outcome follows, at most once."""
+        """The one place an approved action is handed to execution: the ``ApprovedAction`` is made here and
+        nowhere else; its intent is durable first (write-ahead audit, DESIGN §4 invariant 13), its outcome
+        follows, at most once."""
+        try:
+            approved = ApprovedAction(draft=draft, verdict=verdict, approval=approval)
+        except ValidationError as exc:
+            # Policy and the broker never let such an action this far; if one came, it does not run.
+            why = "; ".join(str(error["msg"]) for error in exc.errors())
+            self._record(draft, verdict, approval, "denied", detail=why)
+            return ToolOutput(text=f"Not run: {why}.", is_error=True)
         try:
             intent = self._record_intent(draft, verdict, approval)
         except (AuditLogError, OSError, ValueError) as exc:
@@ -271,7 +283,7 @@ class ToolCallPipeline:
                 is_error=True,
                 data={"audit_unavailable": True},
             )
-        task = asyncio.ensure_future(tool.execute(draft, ctx))
+        task = asyncio.ensure_future(tool.execute(approved, ctx))
         try:
             output = await asyncio.shield(task)
         except asyncio.CancelledError:

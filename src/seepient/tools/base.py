@@ -1,5 +1,6 @@
-"""The Tool contract: a named, schema-checked function that *prepares* an action and later runs it through
-the executor the pipeline hands it. Tools never touch the host themselves."""
+"""The Tool contract: a named, schema-checked function that *prepares* an action (reading what it needs through
+the host reads) and, once the action is approved, carries it out through the executor the pipeline hands it
+and tells the model what happened. Tools never touch the host themselves."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from seepient.protocol import (
     ActionExecutor,
     ActionKind,
     ActionPayload,
+    ApprovedAction,
+    HostReads,
     PathAccess,
     PreparedActionDraft,
     ToolSpec,
@@ -43,13 +46,16 @@ def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 @dataclass
 class ToolContext:
-    """What a tool may use: the workspace, the session's ids, the path guard and the executor."""
+    """What a tool may use: the workspace, the session's ids, the path guard, the host reads and the executor."""
 
     workspace: Path
     session_id: str
     call_id: str
     paths: PathAccess
     executor: ActionExecutor
+    """Carries out approved actions: a tool's ``execute`` hands it the ``ApprovedAction`` it was given."""
+    reads: HostReads
+    """Reads of the host, while preparing and for an approved read."""
     default_timeout_ms: int = 120_000
     extra: dict[str, Any] = field(default_factory=dict)
     model: Model | None = None
@@ -107,8 +113,9 @@ class Tool(ABC, Generic[InputT]):
 
     @abstractmethod
     async def prepare(self, args: InputT, ctx: ToolContext) -> PreparedActionDraft:
-        """Describe exactly what would happen; read what preparation needs through ``ctx.executor``."""
+        """Describe exactly what would happen; read what preparation needs through ``ctx.reads``."""
 
     @abstractmethod
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
-        """Carry out an approved action through ``ctx.executor``."""
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
+        """Carry out an approved action (``ctx.executor.execute(action)``, or ``ctx.reads`` for a read) and
+        say what happened. ``action`` has the draft's fields (``payload``, ``summary``…)."""

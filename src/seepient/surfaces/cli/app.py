@@ -288,7 +288,7 @@ def sandbox_run(
 ) -> None:
     """Run COMMAND in the very sandbox the shell tool uses; its stdout, stderr and exit code pass through."""
     from seepient.config import SeepientPaths, SettingsError, load_settings
-    from seepient.execution.local import run_sandboxed
+    from seepient.execution.jail import run_sandboxed
     from seepient.net import policy_from_settings
     from seepient.net.egress_proxy import EgressProxy
     from seepient.protocol import SandboxUnavailable

@@ -51,7 +51,7 @@ def commit_command_line(message: str) -> str:
 async def _staged_diff(workspace: Path, seepient_home: Path) -> str:
     # Seepient's own read, not a model's command, but it still runs in the sandbox: git honours repository
     # configuration (diff drivers, textconv) that could run code.
-    from seepient.execution.local import run_sandboxed
+    from seepient.execution.jail import run_sandboxed
 
     outcome = await run_sandboxed(
         ["git", "diff", "--cached", "--no-color", "--no-ext-diff"],

@@ -1,4 +1,5 @@
-"""Helpers every built-in tool uses: showing paths, checking payload types, explaining failed commits."""
+"""Helpers every built-in tool uses: showing paths, checking payload and outcome types, explaining failed
+commits."""
 
 from __future__ import annotations
 
@@ -6,10 +7,17 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
-from seepient.protocol import CommitOutcome, PathDenied, PreparedActionDraft, ResolvedPath
-from seepient.tools.base import ToolContext, ToolInputError
+from seepient.protocol import (
+    ApprovedAction,
+    CommitOutcome,
+    PathDenied,
+    PreparedActionDraft,
+    ResolvedPath,
+)
+from seepient.tools.base import ToolContext, ToolInputError, ToolOutput
 
 PayloadT = TypeVar("PayloadT", bound=BaseModel)
+OutcomeT = TypeVar("OutcomeT", bound=BaseModel)
 
 
 def display_path(resolved: ResolvedPath) -> str:
@@ -34,7 +42,7 @@ async def read_for_change(
     """The file's bytes as preparing ``what`` (``the change``, ``the patch``) sees them, or None when it does
     not exist yet; a directory (told ``directory_hint``) or an unreadable file is a ``ToolInputError``."""
     try:
-        return await ctx.executor.read_file(resolved.absolute)
+        return await ctx.reads.read_file(resolved.absolute)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -44,10 +52,10 @@ async def read_for_change(
 
 
 async def path_kind(ctx: ToolContext, absolute: str) -> Literal["directory", "file", "missing"]:
-    """What is at a guard-checked path, asked through the executor (the protocol has no stat): reading a
+    """What is at a guard-checked path, asked through the host reads (the protocol has no stat): reading a
     directory fails with ``IsADirectoryError``, a missing path with ``FileNotFoundError``."""
     try:
-        await ctx.executor.read_file(absolute)
+        await ctx.reads.read_file(absolute)
     except IsADirectoryError:
         return "directory"
     except FileNotFoundError:
@@ -71,11 +79,41 @@ def stream_sections(stdout: str, stderr: str, *, new: bool = False) -> list[str]
     return sections
 
 
-def expect_payload(action: PreparedActionDraft, payload_type: type[PayloadT]) -> PayloadT:
+def expect_payload(action: ApprovedAction | PreparedActionDraft, payload_type: type[PayloadT]) -> PayloadT:
     """The action's payload, checked: an action routed to the wrong tool is a bug, not something to guess at."""
     if not isinstance(action.payload, payload_type):
         raise TypeError(f"{action.tool} cannot execute a {type(action.payload).__name__} payload")
     return action.payload
+
+
+async def execute_as(ctx: ToolContext, action: ApprovedAction, outcome_type: type[OutcomeT]) -> OutcomeT:
+    """Carry ``action`` out through ``ctx.executor`` and return its outcome, checked to be an ``outcome_type``."""
+    outcome = await ctx.executor.execute(action)
+    if not isinstance(outcome, outcome_type):
+        raise TypeError(
+            f"{action.tool}: the executor answered a {type(outcome).__name__}, not a {outcome_type.__name__}"
+        )
+    return outcome
+
+
+async def commit_or_explain(
+    ctx: ToolContext, action: ApprovedAction, verb: str, *, shown: str | None = None, preface: str = ""
+) -> ToolOutput | None:
+    """Carry out an approved change (a file, a set of files, a memory note) through the executor: None when it
+    landed, else what the model reads (a path the guard refused, or why nothing was written). ``shown`` names
+    the file in that text; by default the path the outcome names."""
+    try:
+        outcome = await execute_as(ctx, action, CommitOutcome)
+    except PathDenied as exc:
+        return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
+    if outcome.ok:
+        return None
+    where = shown or outcome.path or f"the {verb}"
+    return ToolOutput(
+        preface + commit_failure_text(outcome, where, verb),
+        is_error=True,
+        data={"path": shown or outcome.path, "code": outcome.code},
+    )
 
 
 def commit_failure_text(outcome: CommitOutcome, shown: str, verb: str) -> str:

@@ -11,7 +11,7 @@ from typing import ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seepient.protocol import ActionKind, AgentTask, PreparedActionDraft
+from seepient.protocol import ActionKind, AgentTask, ApprovedAction, PreparedActionDraft
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import expect_payload
 
@@ -156,7 +156,7 @@ class AgentTool(Tool[AgentInput]):
             f"{_one_line(payload.task, _SUMMARY_TASK_CHARS)}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         task = expect_payload(action, AgentTask)
         report = await self._launcher_for().run(task, call_id=ctx.call_id)
         return ToolOutput(

@@ -10,15 +10,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.protocol import (
     ActionKind,
+    ApprovedAction,
     FileChange,
     FileChangeSet,
-    PathDenied,
     PreparedActionDraft,
     ResolvedPath,
 )
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
-    commit_failure_text,
+    commit_or_explain,
     expect_payload,
     read_for_change,
     workspace_relative,
@@ -230,28 +230,13 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
             (arrival, ""),
         ]
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change_set = expect_payload(action, FileChangeSet)
-        commit_files = getattr(ctx.executor, "commit_files", None)
-        if commit_files is None:
-            return ToolOutput(
-                f"This execution backend ({type(ctx.executor).__name__}) cannot commit several files at once, "
-                "so nothing was changed. Make the changes one file at a time with edit_file and write_file.",
-                is_error=True,
-                data={"code": "UNSUPPORTED"},
-            )
-        try:
-            outcome = await commit_files(change_set.changes)
-        except PathDenied as exc:
-            return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
-        if not outcome.ok:
-            shown = outcome.path or "the patch"
-            text = commit_failure_text(outcome, shown, "patch")
-            return ToolOutput(
-                f"No file was changed: the patch applies whole or not at all.\n{text}",
-                is_error=True,
-                data={"path": outcome.path, "code": outcome.code},
-            )
+        failed = await commit_or_explain(
+            ctx, action, "patch", preface="No file was changed: the patch applies whole or not at all.\n"
+        )
+        if failed is not None:
+            return failed
         files = [_file_data(change) for change in change_set.changes]
         lines = [f"Applied the patch to {len(files)} file{'s' if len(files) != 1 else ''}:"]
         for item in files:

@@ -10,15 +10,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.protocol import (
     ActionKind,
+    ApprovedAction,
     EditBlock,
     FileChange,
-    PathDenied,
     PreparedActionDraft,
     ResolvedPath,
 )
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
-    commit_failure_text,
+    commit_or_explain,
     expect_payload,
     read_for_change,
     workspace_relative,
@@ -58,21 +58,6 @@ async def _current_bytes(ctx: ToolContext, resolved: ResolvedPath, shown: str) -
 
 def _draft(tool: str, ctx: ToolContext, change: FileChange, summary: str) -> PreparedActionDraft:
     return ctx.draft(tool, ActionKind.FILE_CHANGE, change, read_only=False, summary=summary)
-
-
-async def _commit(ctx: ToolContext, change: FileChange, verb: str) -> ToolOutput | None:
-    """Commit through the executor; an error result when nothing landed, None when it did."""
-    try:
-        outcome = await ctx.executor.commit_file(change)
-    except PathDenied as exc:
-        return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
-    if outcome.ok:
-        return None
-    return ToolOutput(
-        commit_failure_text(outcome, change.path, verb),
-        is_error=True,
-        data={"path": change.path, "code": outcome.code},
-    )
 
 
 def _change_data(change: FileChange) -> dict[str, Any]:
@@ -136,9 +121,9 @@ class WriteFileTool(Tool[WriteFileInput]):
         )
         return _draft(self.name, ctx, change, summary)
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
-        failed = await _commit(ctx, change, "write")
+        failed = await commit_or_explain(ctx, action, "write", shown=change.path)
         if failed is not None:
             return failed
         lines = count_lines(change.new_content or "")
@@ -300,9 +285,9 @@ class EditFileTool(Tool[EditFileInput]):
         )
         return "\n".join(parts)
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
-        failed = await _commit(ctx, change, "edit")
+        failed = await commit_or_explain(ctx, action, "edit", shown=change.path)
         if failed is not None:
             return failed
         if change.pre_image_sha256 is None:

@@ -7,11 +7,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seepient.protocol import ActionKind, PathDenied, PreparedActionDraft
+from seepient.protocol import ActionKind, ApprovedAction, PathDenied, PreparedActionDraft
 from seepient.protocol.actions import KnowledgeQuery
-from seepient.protocol.retrieval import KnowledgePassage
+from seepient.protocol.retrieval import KnowledgeOutcome, KnowledgePassage
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import expect_payload
+from seepient.tools.builtin._common import execute_as, expect_payload
 
 MAX_PASSAGE_CHARS = 2_000
 NO_INDEX = (
@@ -58,9 +58,9 @@ class KnowledgeSearchTool(Tool[KnowledgeSearchInput]):
             summary=f"Search the knowledge index for {query!r}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         query = expect_payload(action, KnowledgeQuery)
-        outcome = await ctx.executor.knowledge_search(query)
+        outcome = await execute_as(ctx, action, KnowledgeOutcome)
         if not outcome.indexed:
             text = f"{outcome.problem}" if outcome.problem else NO_INDEX
             return ToolOutput(text, is_error=bool(outcome.problem), data={"indexed": False})

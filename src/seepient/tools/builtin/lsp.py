@@ -9,8 +9,15 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seepient.protocol import ActionKind, PathDenied, PreparedActionDraft, ReadAction, SandboxUnavailable
-from seepient.protocol.executor import LspAnswer, LspLocation, LspQuery, LspUnavailable
+from seepient.protocol import (
+    ActionKind,
+    ApprovedAction,
+    PathDenied,
+    PreparedActionDraft,
+    ReadAction,
+    SandboxUnavailable,
+)
+from seepient.protocol.lsp import LspAnswer, LspLocation, LspQuery, LspUnavailable
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import display_path, expect_payload, path_kind
 
@@ -73,7 +80,7 @@ class _Lines:
             resolved = self._ctx.paths.for_read(path)
             if resolved.relative is None:
                 return None  # outside the workspace: named, not shown
-            data = await self._ctx.executor.read_file(resolved.absolute)
+            data = await self._ctx.reads.read_file(resolved.absolute)
         except (PathDenied, OSError, ValueError):
             return None
         return data.decode("utf-8", errors="replace").splitlines()
@@ -190,7 +197,7 @@ class LspTool(Tool[LspInput]):
             summary=f"Language server: {args.operation} of {display_path(resolved)}{where}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         read = expect_payload(action, ReadAction)
         path = read.paths[0]
         operation: Operation = read.params["operation"]
@@ -199,7 +206,7 @@ class LspTool(Tool[LspInput]):
         subject = shown_file
         if operation in _NEEDS_POSITION:
             line = int(read.params["line"]) - 1
-            text_lines = (await ctx.executor.read_file(path)).decode("utf-8", errors="replace").splitlines()
+            text_lines = (await ctx.reads.read_file(path)).decode("utf-8", errors="replace").splitlines()
             if line >= len(text_lines):
                 return ToolOutput(
                     f"{shown_file} has {len(text_lines)} lines; line {line + 1} does not exist.",
@@ -210,7 +217,7 @@ class LspTool(Tool[LspInput]):
             character = utf16_column(text, column)
             subject = f"{_word_at(text, column) or 'the symbol'} at {shown_file}:{line + 1}:{column + 1}"
         try:
-            answer = await ctx.executor.lsp_query(
+            answer = await ctx.reads.lsp_query(
                 LspQuery(operation=operation, path=path, line=line, character=character)
             )
         except (LspUnavailable, SandboxUnavailable) as exc:

@@ -13,10 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.config.memory import MemoryPathError, display, split_memory_path
 from seepient.config.paths import MemoryScope
-from seepient.protocol import ActionKind, EditBlock, FileChange, PreparedActionDraft
+from seepient.protocol import (
+    ActionKind,
+    ApprovedAction,
+    EditBlock,
+    FileChange,
+    PreparedActionDraft,
+)
 from seepient.protocol.actions import MemoryAction
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import commit_failure_text, expect_payload
+from seepient.tools.builtin._common import commit_or_explain, expect_payload
 from seepient.tools.builtin._text import (
     BinaryContent,
     count_lines,
@@ -140,7 +146,7 @@ class MemoryTool(Tool[MemoryInput]):
 
     async def _current(self, ctx: ToolContext, scope: MemoryScope, inner: str, command: str) -> bytes | None:
         try:
-            return await ctx.executor.read_memory(scope, inner)
+            return await ctx.reads.read_memory(scope, inner)
         except FileNotFoundError:
             return None
         except IsADirectoryError:
@@ -220,14 +226,14 @@ class MemoryTool(Tool[MemoryInput]):
             summary=summary,
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         memory = expect_payload(action, MemoryAction)
         if memory.command == "view":
             return await self._view(memory, ctx)
-        outcome = await ctx.executor.commit_memory(memory)
         shown = display(memory.scope, memory.path)  # type: ignore[arg-type]
-        if not outcome.ok:
-            return ToolOutput(commit_failure_text(outcome, shown, f"memory {memory.command}"), is_error=True)
+        failed = await commit_or_explain(ctx, action, f"memory {memory.command}", shown=shown)
+        if failed is not None:
+            return failed
         messages = {
             "create": f"Saved {shown}.",
             "str_replace": f"Edited {shown}.",
@@ -244,13 +250,13 @@ class MemoryTool(Tool[MemoryInput]):
         if memory.scope == "all":
             blocks = []
             for scope in ("project", "user"):
-                entries = await ctx.executor.list_memory(scope, "")
+                entries = await ctx.reads.list_memory(scope, "")
                 blocks.append(_listing(display(scope, ""), entries))
             return ToolOutput("\n\n".join(blocks))
         scope: MemoryScope = memory.scope
         shown = display(scope, memory.path)
         try:
-            data = await ctx.executor.read_memory(scope, memory.path) if memory.path else None
+            data = await ctx.reads.read_memory(scope, memory.path) if memory.path else None
         except FileNotFoundError:
             return ToolOutput(f"{shown} does not exist. View /memories to see what is there.", is_error=True)
         except IsADirectoryError:
@@ -259,7 +265,7 @@ class MemoryTool(Tool[MemoryInput]):
             return ToolOutput(f"{shown}: {exc.strerror}", is_error=True)
         if data is None:
             try:
-                entries = await ctx.executor.list_memory(scope, memory.path)
+                entries = await ctx.reads.list_memory(scope, memory.path)
             except FileNotFoundError:
                 return ToolOutput(
                     f"{shown} does not exist. View /memories to see what is there.", is_error=True

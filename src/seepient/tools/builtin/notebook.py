@@ -10,10 +10,17 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seepient.protocol import ActionKind, FileChange, PathDenied, PreparedActionDraft, ReadAction
+from seepient.protocol import (
+    ActionKind,
+    ApprovedAction,
+    FileChange,
+    PathDenied,
+    PreparedActionDraft,
+    ReadAction,
+)
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
-    commit_failure_text,
+    commit_or_explain,
     display_path,
     expect_payload,
     workspace_relative,
@@ -46,7 +53,7 @@ def _joined(value: Any) -> str:
 
 async def _notebook_text(ctx: ToolContext, absolute: str, shown: str) -> tuple[bytes, str]:
     try:
-        data = await ctx.executor.read_file(absolute)
+        data = await ctx.reads.read_file(absolute)
     except FileNotFoundError:
         raise ToolInputError(
             f"Notebook not found: {shown}. Use glob with pattern '**/*.ipynb' to find one."
@@ -153,7 +160,7 @@ class NotebookReadTool(Tool[NotebookReadInput]):
             summary=f"Read notebook {shown}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
         params = payload.params
         shown = params.get("path") or payload.paths[0]
@@ -252,18 +259,11 @@ class NotebookEditTool(Tool[NotebookEditInput]):
             summary=f"Edit notebook {relative}: {what}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
-        try:
-            outcome = await ctx.executor.commit_file(change)
-        except PathDenied as exc:
-            return ToolOutput(f"Denied: {exc.path}: {exc.reason}", is_error=True, data={"denied": True})
-        if not outcome.ok:
-            return ToolOutput(
-                commit_failure_text(outcome, change.path, "notebook edit"),
-                is_error=True,
-                data={"path": change.path, "code": outcome.code},
-            )
+        failed = await commit_or_explain(ctx, action, "notebook edit", shown=change.path)
+        if failed is not None:
+            return failed
         stats = diff_stats(change.diff)
         return ToolOutput(
             f"{action.summary.removeprefix('Edit notebook ')} — done.",

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seepient.protocol import ActionKind, PathDenied, PreparedActionDraft, ReadAction
+from seepient.protocol import ActionKind, ApprovedAction, PathDenied, PreparedActionDraft, ReadAction
 from seepient.tools.base import Tool, ToolContext, ToolOutput
 from seepient.tools.builtin._common import display_path, expect_payload
 from seepient.tools.builtin._text import (
@@ -74,14 +74,14 @@ class ReadFileTool(Tool[ReadFileInput]):
             summary=f"Read {shown}{where}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
         absolute = payload.paths[0]
         shown = payload.params.get("path") or absolute
         offset = payload.params.get("offset") or 1
         limit = payload.params.get("limit") or DEFAULT_READ_LIMIT
         try:
-            data = await ctx.executor.read_file(absolute)
+            data = await ctx.reads.read_file(absolute)
         except FileNotFoundError:
             return ToolOutput(
                 f"File not found: {shown}. Check the spelling, or use glob (for example pattern "

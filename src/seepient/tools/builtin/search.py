@@ -9,7 +9,14 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seepient.protocol import ActionKind, GrepOutcome, PathDenied, PreparedActionDraft, ReadAction
+from seepient.protocol import (
+    ActionKind,
+    ApprovedAction,
+    GrepOutcome,
+    PathDenied,
+    PreparedActionDraft,
+    ReadAction,
+)
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import display_path, expect_payload, path_kind
 from seepient.tools.builtin._text import split_lines
@@ -93,12 +100,12 @@ class GlobTool(Tool[GlobInput]):
         )
         return _read_draft(self, ctx, payload, f"Glob {args.pattern} (in {root})")
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
         pattern: str = payload.params["pattern"]
         root: str = payload.params["root"]
         try:
-            found = await ctx.executor.glob(payload.paths[0], pattern, limit=GLOB_LIMIT + 1)
+            found = await ctx.reads.glob(payload.paths[0], pattern, limit=GLOB_LIMIT + 1)
         except NotADirectoryError:
             return _bad_root(root, "file")
         except FileNotFoundError:
@@ -178,14 +185,14 @@ class GrepTool(Tool[GrepInput]):
             f"Grep {args.pattern!r} ({where}{flags})",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
         params = payload.params
         root: str = params["root"]
         mode: GrepMode = params["output_mode"]
         limit = GREP_LIMITS[mode]
         try:
-            outcome = await ctx.executor.grep(
+            outcome = await ctx.reads.grep(
                 payload.paths[0],
                 params["pattern"],
                 glob=params["glob"],
@@ -219,7 +226,7 @@ class GrepTool(Tool[GrepInput]):
         """The executor searches directories; a single file named by path is searched here, from the bytes
         of exactly the file the approved action names."""
         try:
-            data = await ctx.executor.read_file(absolute)
+            data = await ctx.reads.read_file(absolute)
         except (FileNotFoundError, IsADirectoryError):
             return _bad_root(shown, "missing")
         except PathDenied as exc:

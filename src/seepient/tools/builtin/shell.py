@@ -9,9 +9,22 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.policy.shell import analyse_command
-from seepient.protocol import ActionKind, PathDenied, PreparedActionDraft, ShellCommand, ShellOutcome
+from seepient.protocol import (
+    ActionKind,
+    ApprovedAction,
+    PathDenied,
+    PreparedActionDraft,
+    ShellCommand,
+    ShellOutcome,
+)
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import display_path, expect_payload, path_kind, stream_sections
+from seepient.tools.builtin._common import (
+    display_path,
+    execute_as,
+    expect_payload,
+    path_kind,
+    stream_sections,
+)
 from seepient.tools.builtin.shell_background import start_background
 
 MAX_TIMEOUT_MS = 600_000
@@ -106,11 +119,11 @@ class ShellTool(Tool[ShellInput]):
             summary=f"{verb}: {_one_line(args.command)} (in {display_path(resolved)})",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         command = expect_payload(action, ShellCommand)
         if command.background:
-            return await start_background(command, ctx)
-        outcome = await ctx.executor.run_shell(command)
+            return await start_background(command, action, ctx)
+        outcome = await execute_as(ctx, action, ShellOutcome)
         return ToolOutput(
             format_shell_outcome(command, outcome), is_error=outcome.timed_out, data=_data(outcome)
         )

@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.protocol.actions import ActionKind, PreparedActionDraft, ProcessControl, ShellCommand
-from seepient.protocol.executor import BackgroundOutput, BackgroundRefused
+from seepient.protocol.approved import ApprovedAction
+from seepient.protocol.outcomes import BackgroundOutput, BackgroundRefused, BackgroundStarted
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import expect_payload, stream_sections
+from seepient.tools.builtin._common import execute_as, expect_payload, stream_sections
 
 _ID_FIELD = Field(
     min_length=1,
@@ -20,10 +20,10 @@ _ID_FIELD = Field(
 )
 
 
-async def start_background(command: ShellCommand, ctx: ToolContext) -> ToolOutput:
+async def start_background(command: ShellCommand, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
     """The execution of an approved ``shell`` call with ``run_in_background``."""
     try:
-        started = await ctx.executor.start_background(command, session_id=ctx.session_id)
+        started = await execute_as(ctx, action, BackgroundStarted)
     except BackgroundRefused as exc:
         return ToolOutput(f"Not started: {exc}.", is_error=True, data={"background": True})
     limit = (
@@ -103,10 +103,10 @@ def _data(output: BackgroundOutput) -> dict[str, Any]:
     }
 
 
-async def _answer(request: Awaitable[BackgroundOutput], *, refused: str = "") -> ToolOutput:
+async def _answer(ctx: ToolContext, action: ApprovedAction, *, refused: str = "") -> ToolOutput:
     """The background process's state and new output, or why the executor refused (after ``refused``)."""
     try:
-        output = await request
+        output = await execute_as(ctx, action, BackgroundOutput)
     except BackgroundRefused as exc:
         return ToolOutput(f"{refused}{exc}.", is_error=True)
     return ToolOutput(format_background_output(output), data=_data(output))
@@ -126,9 +126,9 @@ class ShellOutputTool(Tool[ShellOutputInput]):
     async def prepare(self, args: ShellOutputInput, ctx: ToolContext) -> PreparedActionDraft:
         return _draft(self.name, "output", args.id, ctx, f"Read the output of background process {args.id}")
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
-        control = expect_payload(action, ProcessControl)
-        return await _answer(ctx.executor.background_output(control.process_id, session_id=ctx.session_id))
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
+        expect_payload(action, ProcessControl)
+        return await _answer(ctx, action)
 
 
 class ShellKillTool(Tool[ShellKillInput]):
@@ -147,9 +147,6 @@ class ShellKillTool(Tool[ShellKillInput]):
             )
         return _draft(self.name, "kill", args.id, ctx, f"Kill background process {args.id}")
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
-        control = expect_payload(action, ProcessControl)
-        return await _answer(
-            ctx.executor.kill_background(control.process_id, session_id=ctx.session_id),
-            refused="Not killed: ",
-        )
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
+        expect_payload(action, ProcessControl)
+        return await _answer(ctx, action, refused="Not killed: ")

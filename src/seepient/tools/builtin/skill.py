@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.config import SeepientPaths
 from seepient.context.skills import SkillCatalog, SkillFormatError, discover_skills, parse_skill
-from seepient.protocol import ActionKind, PathDenied, PreparedActionDraft, ReadAction
+from seepient.protocol import ActionKind, ApprovedAction, PathDenied, PreparedActionDraft, ReadAction
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import display_path, expect_payload
 from seepient.tools.builtin._text import BinaryContent, decode_text
@@ -78,14 +78,14 @@ class SkillTool(Tool[SkillInput]):
             summary=f"Load skill {skill.name} ({shown})",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
         absolute = payload.paths[0]
         name = str(payload.params.get("skill", ""))
         scope = payload.params.get("scope", "workspace")
         shown = payload.params.get("path") or absolute
         try:
-            data = await ctx.executor.read_file(absolute)
+            data = await ctx.reads.read_file(absolute)
         except FileNotFoundError:
             return ToolOutput(f"The skill {name} is gone: {shown} no longer exists.", is_error=True)
         except PathDenied as exc:

@@ -11,7 +11,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from seepient.protocol import ActionKind, PreparedActionDraft, SessionStateChange, TodoItem
+from seepient.protocol import ActionKind, ApprovedAction, PreparedActionDraft, SessionStateChange, TodoItem
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 
 MAX_TODOS = 100
@@ -92,7 +92,7 @@ class TodoWriteTool(Tool[TodoWriteInput]):
             summary=summary,
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = action.payload
         if not isinstance(payload, SessionStateChange) or payload.key != "todos":
             raise ToolInputError(f"todo_write cannot carry out a {payload.type} action")

@@ -8,9 +8,16 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from seepient.net.url import UrlError, parse_url
-from seepient.protocol import ActionKind, FetchOutcome, FetchRefused, FetchRequest, PreparedActionDraft
+from seepient.protocol import (
+    ActionKind,
+    ApprovedAction,
+    FetchOutcome,
+    FetchRefused,
+    FetchRequest,
+    PreparedActionDraft,
+)
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import expect_payload
+from seepient.tools.builtin._common import execute_as, expect_payload
 
 MAX_RESULT_CHARS = 30_000
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -90,10 +97,10 @@ class WebFetchTool(Tool[WebFetchInput]):
         payload = FetchRequest(url=parsed.geturl())
         return ctx.draft(self.name, ActionKind.FETCH, payload, read_only=True, summary=f"Fetch {payload.url}")
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         request = expect_payload(action, FetchRequest)
         try:
-            outcome = await ctx.executor.fetch(request)
+            outcome = await execute_as(ctx, action, FetchOutcome)
         except FetchRefused as exc:
             return ToolOutput(str(exc), is_error=True, data={"url": request.url, "refused": True})
         body, form = _readable(outcome)

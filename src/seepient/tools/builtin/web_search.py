@@ -11,11 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from seepient.config.settings import WebSearchSettings
 from seepient.net.url import UrlError, parse_url
 from seepient.net.web_search import endpoint
-from seepient.protocol import ActionKind, FetchRefused, PreparedActionDraft
+from seepient.protocol import ActionKind, ApprovedAction, FetchRefused, PreparedActionDraft
 from seepient.protocol.actions import WebSearchRequest
-from seepient.protocol.retrieval import WebSearchFailed
+from seepient.protocol.retrieval import WebSearchFailed, WebSearchOutcome
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import expect_payload
+from seepient.tools.builtin._common import execute_as, expect_payload
 
 NOT_CONFIGURED = (
     "web_search has no backend configured. The user can add one to ~/.seepient/settings.json, e.g. "
@@ -73,10 +73,10 @@ class WebSearchTool(Tool[WebSearchInput]):
             summary=f"Search the web ({settings.backend}) for {query!r}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         request = expect_payload(action, WebSearchRequest)
         try:
-            outcome = await ctx.executor.web_search(request)
+            outcome = await execute_as(ctx, action, WebSearchOutcome)
         except FetchRefused as exc:
             return ToolOutput(f"Not searched: {exc}", is_error=True, data={"refused": True})
         except WebSearchFailed as exc:

@@ -18,9 +18,9 @@ from seepient.policy.delegation import (
     worktree_name_problem,
     worktree_path,
 )
-from seepient.protocol import ActionKind, PreparedActionDraft, ShellOutcome, WorktreeCommand
+from seepient.protocol import ActionKind, ApprovedAction, PreparedActionDraft, ShellOutcome, WorktreeCommand
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import expect_payload, path_kind
+from seepient.tools.builtin._common import execute_as, expect_payload, path_kind
 
 _TIMEOUT_MS = 120_000
 
@@ -120,9 +120,9 @@ class WorktreeCreateTool(Tool[WorktreeCreateInput]):
             ctx, self.name, payload, f"Create worktree {relative} on new branch {branch} from {base}"
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         command = expect_payload(action, WorktreeCommand)
-        outcome = await ctx.executor.run_worktree(command)
+        outcome = await execute_as(ctx, action, ShellOutcome)
         if _failed(outcome):
             return ToolOutput(f"The worktree was not created.\n{_git_text(outcome)}", is_error=True)
         relative = f"{WORKTREES_RELATIVE}/{command.name}"
@@ -174,9 +174,9 @@ class WorktreeListTool(Tool[WorktreeListInput]):
         )
         return _draft(ctx, self.name, payload, "List git worktrees")
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
-        command = expect_payload(action, WorktreeCommand)
-        outcome = await ctx.executor.run_worktree(command)
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
+        expect_payload(action, WorktreeCommand)
+        outcome = await execute_as(ctx, action, ShellOutcome)
         if _failed(outcome):
             return ToolOutput(f"Could not list worktrees.\n{_git_text(outcome)}", is_error=True)
         root = str(ctx.workspace / WORKTREES_RELATIVE) + "/"
@@ -241,9 +241,9 @@ class WorktreeRemoveTool(Tool[WorktreeRemoveInput]):
             ctx, self.name, payload, f"Remove worktree {relative}{how}; branch {payload.branch} is kept"
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         command = expect_payload(action, WorktreeCommand)
-        outcome = await ctx.executor.run_worktree(command)
+        outcome = await execute_as(ctx, action, ShellOutcome)
         if _failed(outcome):
             hint = "" if command.force else " If it has changes you mean to discard, retry with force: true."
             return ToolOutput(f"The worktree was not removed.{hint}\n{_git_text(outcome)}", is_error=True)

@@ -12,7 +12,7 @@ import mcp_types as types
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, RootModel
 
-from seepient.protocol import ActionKind, PreparedActionDraft, ToolSpec
+from seepient.protocol import ActionKind, ApprovedAction, PreparedActionDraft, ToolSpec
 from seepient.protocol.actions import McpCall
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import expect_payload
@@ -118,7 +118,7 @@ class McpTool(Tool[McpArguments]):
             summary=f"MCP {self.connection.name}:{self.server_tool} {truncate_middle(shown, 200)}",
         )
 
-    async def execute(self, action: PreparedActionDraft, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         call = expect_payload(action, McpCall)
         try:
             result = await self.connection.call(call.tool, dict(call.arguments))

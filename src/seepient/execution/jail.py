@@ -1,0 +1,282 @@
+"""The jail model-authored commands run in on this machine: one bubblewrap profile (what it shows, hides and
+lets write) for foreground, background, worktree and read-only runs, and ``run_sandboxed``, the body of
+``seepient sandbox run``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from seepient.execution.control_guard import ControlGuard, ControlWatch, Repair, repairs_note
+from seepient.execution.environment import scrubbed_environment
+from seepient.execution.process import run_process
+from seepient.execution.sandbox.bwrap import BwrapSandbox, protected_workspace_paths
+from seepient.execution.sandbox.host_view import HostView, host_view
+from seepient.net.egress_proxy import EgressProxy
+from seepient.protocol.outcomes import BackgroundOutput, SandboxUnavailable, ShellOutcome
+
+_Outcome = TypeVar("_Outcome", ShellOutcome, BackgroundOutput)
+
+
+def shell_argv(command_line: str) -> list[str]:
+    """How a command line is run: ``bash -c``, or ``sh -c`` where bash is absent."""
+    shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+    return [shell, "-c", command_line]
+
+
+def require_directory(cwd: Path) -> None:
+    """Raise ``FileNotFoundError`` for a missing working directory: without the sandbox nothing else would say
+    that this is what failed."""
+    if not cwd.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "the working directory does not exist", str(cwd))
+
+
+def home_of(environ: Mapping[str, str]) -> Path:
+    raw = environ.get("HOME")
+    return Path(raw) if raw else Path.home()
+
+
+def with_repairs(outcome: _Outcome, repairs: list[Repair]) -> _Outcome:
+    """``outcome`` with a note on its stderr naming what the control guard undid after the command."""
+    if not repairs:
+        return outcome
+    note = repairs_note(repairs)
+    return outcome.model_copy(update={"stderr": f"{outcome.stderr.rstrip()}\n[{note}]\n".lstrip()})
+
+
+@dataclass(frozen=True)
+class Jail:
+    """One workspace's jail: the sandbox and what it shows of this machine.
+
+    ``environ`` is the environment Seepient runs with (whence the scrubbed ``env`` every jailed process gets);
+    ``readable`` and ``hidden`` come from the user's own settings only (never a project's): folders of the
+    home shown back in the jail, and more locations hidden there. ``sandbox_mode="off"`` runs commands
+    directly (with the scrubbed environment) and must come from an explicit user choice.
+    """
+
+    workspace: Path
+    seepient_home: Path
+    home: Path
+    environ: Mapping[str, str]
+    env: Mapping[str, str]
+    sandbox_mode: Literal["auto", "off"]
+    bwrap: BwrapSandbox
+    readable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    max_output_bytes: int = 1_000_000
+
+    @classmethod
+    def build(
+        cls,
+        workspace: Path,
+        *,
+        seepient_home: Path,
+        sandbox_mode: Literal["auto", "off"] = "auto",
+        home: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+        bwrap: BwrapSandbox | None = None,
+        readable: Sequence[Path] = (),
+        hidden: Sequence[Path] = (),
+        max_output_bytes: int = 1_000_000,
+    ) -> Jail:
+        environ = dict(os.environ if environ is None else environ)
+        home = home if home is not None else home_of(environ)
+        return cls(
+            workspace=workspace.resolve(),
+            seepient_home=seepient_home,
+            home=home,
+            environ=environ,
+            env=scrubbed_environment(environ, home=str(home)),
+            sandbox_mode=sandbox_mode,
+            bwrap=bwrap or BwrapSandbox(),
+            readable=tuple(readable),
+            hidden=tuple(hidden),
+            max_output_bytes=max_output_bytes,
+        )
+
+    def view(self, root: Path) -> HostView:
+        """What of this machine the jail of ``root`` shows and hides: the same for every jailed process."""
+        return host_view(
+            home=self.home,
+            seepient_home=self.seepient_home,
+            environ=self.environ,
+            workspace=root,
+            readable=self.readable,
+            hidden=self.hidden,
+        )
+
+    def cwd_of(self, cwd: str) -> Path:
+        """A command's working directory, relative ones taken from the workspace root."""
+        return Path(cwd) if os.path.isabs(cwd) else self.workspace / cwd
+
+    async def command_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        network: bool = False,
+        egress: EgressProxy | None = None,
+        extra_binds: Sequence[tuple[Path, Path]] = (),
+    ) -> tuple[list[str], dict[str, str]]:
+        """The bubblewrap command line and environment that run ``argv`` jailed in the workspace (at ``cwd``,
+        default its root): one profile for foreground, background and worktree commands. With a started
+        ``egress`` proxy (and ``network``), the command gets its own empty network namespace whose only way out
+        is that proxy. ``extra_binds`` are more ``(host, jail)`` folders it may write. Raises
+        ``SandboxUnavailable`` when bubblewrap cannot start."""
+        status = await asyncio.to_thread(self.bwrap.probe)
+        if not status.available:
+            raise SandboxUnavailable(status.message)
+        root = self.workspace
+        env = dict(self.env)
+        binds = list(extra_binds)
+        if network and egress is not None:
+            argv, network = egress.sandbox_argv(argv), False
+            env = {**env, **egress.sandbox_env()}
+            binds += egress.sandbox_binds()
+        full_argv = self.bwrap.command_argv(
+            argv,
+            workspace=root,
+            cwd=(cwd or root).resolve(),
+            network=network,
+            view=self.view(root),
+            read_only_inside=protected_workspace_paths(root),
+            env=env,
+            extra_binds=binds,
+        )
+        return full_argv, env
+
+    async def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        timeout_s: float | None,
+        network: bool = False,
+        egress: EgressProxy | None = None,
+        extra_binds: Sequence[tuple[Path, Path]] = (),
+    ) -> ShellOutcome:
+        """Run ``argv`` to its end at ``cwd`` (``command_argv``'s options), capturing its output; with the
+        sandbox off, directly with the scrubbed environment (and the host's network)."""
+        if self.sandbox_mode == "off":
+            require_directory(cwd)
+            result = await run_process(
+                list(argv),
+                env=dict(self.env),
+                cwd=cwd,
+                timeout_s=timeout_s,
+                max_output_bytes=self.max_output_bytes,
+            )
+            return result.shell_outcome("none")
+        full_argv, env = await self.command_argv(
+            argv, cwd=cwd, network=network, egress=egress, extra_binds=extra_binds
+        )
+        result = await run_process(
+            full_argv, env=env, timeout_s=timeout_s, max_output_bytes=self.max_output_bytes
+        )
+        return result.shell_outcome("bwrap")
+
+    def read_only(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:
+        """``argv`` wrapped to run jailed with ``root`` read-only, no network and the scrubbed environment: how
+        Seepient's own reads of a repository (git status for the prompt) run. None when the sandbox is off or
+        cannot start here, for the caller to do without (nothing that reads the workspace runs unjailed)."""
+        if self.sandbox_mode == "off" or not self.bwrap.probe().available:
+            return None
+        root = root.resolve()
+        env = dict(self.env)
+        full_argv = self.bwrap.command_argv(
+            argv,
+            workspace=root,
+            cwd=root,
+            network=False,
+            read_only_binds=_linked_git_dirs(root),
+            view=self.view(root),
+            read_only_inside=(),
+            env=env,
+            workspace_read_only=True,
+        )
+        return full_argv, env
+
+
+async def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    workspace: Path,
+    cwd: Path | None = None,
+    network: bool = False,
+    timeout_s: float | None = None,
+    seepient_home: Path | None = None,
+    home: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    max_output_bytes: int = 1_000_000,
+    stdio: Literal["capture", "inherit"] = "capture",
+    sandbox: BwrapSandbox | None = None,
+    egress: EgressProxy | None = None,
+    readable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+) -> ShellOutcome:
+    """Run ``argv`` as it is (no shell) in the sandbox: the body of ``seepient sandbox run -- CMD``.
+
+    With ``stdio="inherit"`` the command reads and writes this process's own standard streams and the
+    outcome's stdout/stderr are empty; its exit code is passed back either way. Raises
+    ``SandboxUnavailable`` with the reason and the fix when bubblewrap cannot start.
+
+    With a started ``egress`` proxy (and ``network``), the command gets its own empty network namespace
+    whose only way out is that proxy, instead of the host's network. What the command leaves for programs
+    outside the jail is undone afterwards, as after the executor's commands.
+    """
+    if not argv:
+        raise ValueError("no command to run")
+    environ = os.environ if environ is None else environ
+    home = home if home is not None else home_of(environ)
+    if seepient_home is None:
+        raw = environ.get("SEEPIENT_HOME")
+        seepient_home = Path(raw).expanduser() if raw else home / ".seepient"
+    jail = Jail.build(
+        workspace,
+        seepient_home=seepient_home,
+        home=home,
+        environ=environ,
+        bwrap=sandbox,
+        readable=readable,
+        hidden=hidden,
+    )
+    full_argv, env = await jail.command_argv(argv, cwd=cwd, network=network, egress=egress)
+    # Whoever runs it, what a jailed command leaves for programs outside the jail is undone afterwards.
+    watch = ControlWatch(
+        ControlGuard(workspace, quarantine_root=seepient_home / "quarantine"),
+        journal_dir=seepient_home / "control",
+    )
+    await asyncio.to_thread(watch.before_command)
+    try:
+        result = await run_process(
+            full_argv, env=env, timeout_s=timeout_s, max_output_bytes=max_output_bytes, stdio=stdio
+        )
+    finally:
+        repairs = await asyncio.to_thread(watch.after_command)
+    return with_repairs(result.shell_outcome("bwrap"), repairs)
+
+
+def _linked_git_dirs(root: Path) -> list[Path]:
+    """The git directory a checkout's ``.git`` file names (a linked worktree, a submodule) and its common
+    directory: git reads them, so a read-only jail of the checkout must show them too."""
+    dot_git = root / ".git"
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace") if dot_git.is_file() else ""
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    git_dir = (root / text.removeprefix("gitdir:").strip()).resolve()
+    found = [git_dir] if git_dir.is_dir() and not git_dir.is_relative_to(root) else []
+    with contextlib.suppress(OSError):
+        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        if common.is_dir() and not common.is_relative_to(root) and common not in found:
+            found.insert(0, common)
+    return found
