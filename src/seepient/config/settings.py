@@ -461,7 +461,7 @@ class AuditSettings(_Section):
 
     def signing_key(self, paths: SeepientPaths) -> Path:
         if self.signing_key_path is None:
-            return paths.audit_signing_key
+            return paths.audit_signing_key()
         return Path(os.path.expanduser(self.signing_key_path))
 
     def witness(self) -> Path | None:
