@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from seepient.policy.checks.decider import Decider
-from seepient.policy.commands import Word
+from seepient.policy.checks.shell import literal_words
 from seepient.policy.delegation import (
     BRANCH_PREFIX,
     LIST_ARGV,
@@ -44,7 +44,7 @@ def check_worktree(decider: Decider, action: PreparedActionDraft, command: Workt
         return Verdict.deny(
             RULE_WORKTREE_INVALID, f"the argv does not match the {command.operation} operation"
         )
-    words = [Word(word) for word in command.argv]
+    words = literal_words(command.argv)
     shown = " ".join(command.argv)
     for kind, make in (("deny", Verdict.deny), ("ask", Verdict.ask)):
         decided = decider.tool_verdict(action, (kind,), action.tool)
