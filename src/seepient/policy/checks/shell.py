@@ -286,38 +286,28 @@ class _ShellReview:
                 self._read_rules([result.absolute], facts)
 
     def _read_rules(self, spellings: list[str], facts: CommandFacts) -> None:
-        if self.deny_rule is None:
-            hit = self.decider.path_rule_hit(
-                self.decider.rules.deny, self.action, ("Read",), spellings, lenient=True
-            )
-            if hit is not None and not hit.bare:
-                self.deny_rule = (
-                    hit,
-                    f"a deny rule ({hit.source}) forbids reading {spellings[0]} (`{' '.join(facts.command.argv)}`)",
-                )
-        if self.ask_rule is None:
-            hit = self.decider.path_rule_hit(
-                self.decider.rules.ask, self.action, ("Read",), spellings, lenient=True
-            )
-            if hit is not None and not hit.bare:
-                self.ask_rule = (hit, f"an ask rule ({hit.source}) covers reading {spellings[0]}")
+        self._path_rules(spellings, facts, ("Read",), "reading")
 
     def _write_rules(self, spellings: list[str], facts: CommandFacts) -> None:
+        self._path_rules(spellings, facts, ("Edit", "Write"), "changing")
+
+    def _path_rules(
+        self, spellings: list[str], facts: CommandFacts, families: Sequence[str], doing: str
+    ) -> None:
+        """Deny and ask path rules of ``families`` on a path a command opens: the first rule of each kind that
+        applies is kept, unless it is bare (it names no path), and only while none of that kind was found."""
+        decider = self.decider
         if self.deny_rule is None:
-            hit = self.decider.path_rule_hit(
-                self.decider.rules.deny, self.action, ("Edit", "Write"), spellings, lenient=True
-            )
+            hit = decider.path_rule_hit(decider.rules.deny, self.action, families, spellings, lenient=True)
             if hit is not None and not hit.bare:
                 self.deny_rule = (
                     hit,
-                    f"a deny rule ({hit.source}) forbids changing {spellings[0]} (`{' '.join(facts.command.argv)}`)",
+                    f"a deny rule ({hit.source}) forbids {doing} {spellings[0]} (`{' '.join(facts.command.argv)}`)",
                 )
         if self.ask_rule is None:
-            hit = self.decider.path_rule_hit(
-                self.decider.rules.ask, self.action, ("Edit", "Write"), spellings, lenient=True
-            )
+            hit = decider.path_rule_hit(decider.rules.ask, self.action, families, spellings, lenient=True)
             if hit is not None and not hit.bare:
-                self.ask_rule = (hit, f"an ask rule ({hit.source}) covers changing {spellings[0]}")
+                self.ask_rule = (hit, f"an ask rule ({hit.source}) covers {doing} {spellings[0]}")
 
     # -- operands: the files each program reads or writes --------------------------------------------
 
