@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from seepient.approval import HEADLESS_REASON, ApprovalBroker, ScopeFinder
-from seepient.policy.engine import RULE_UNPARSED
+from seepient.policy.checks.findings import RULE_UNPARSED
 from seepient.policy.paths import PathGuard
 from seepient.protocol import (
     ApprovalDecision,

@@ -15,7 +15,7 @@ from seepient.approval.scopes import (
     grant_for_rule,
     once_only_reason,
 )
-from seepient.policy.engine import RULE_CONTAINS_SENSITIVE, RULE_UNPARSED, RULE_UNVERIFIABLE
+from seepient.policy.checks.findings import RULE_CONTAINS_SENSITIVE, RULE_UNPARSED, RULE_UNVERIFIABLE
 from seepient.policy.paths import RULE_SELF, PathGuard
 from seepient.policy.rules import parse_rule
 from seepient.protocol import (

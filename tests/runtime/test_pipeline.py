@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from seepient.config import SeepientPaths
-from seepient.policy.engine import RULE_UNVERIFIABLE
+from seepient.policy.checks.findings import RULE_UNVERIFIABLE
 from seepient.protocol import (
     ApprovalDecision,
     PermissionRequest,

@@ -20,7 +20,8 @@ from seepient.config.paths import SeepientPaths
 from seepient.config.settings import SettingsError, load_settings, normalise_mode
 from seepient.net.address_policy import policy_from_settings
 from seepient.net.special_addresses import REGISTRY_DATE, REGISTRY_SOURCE
-from seepient.policy.engine import MANAGED_ONLY_PREFIX, PolicyEngine
+from seepient.policy.checks.decider import MANAGED_ONLY_PREFIX
+from seepient.policy.engine import PolicyEngine
 from seepient.protocol import (
     ActionKind,
     Capability,

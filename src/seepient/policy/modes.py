@@ -24,6 +24,10 @@ ASK_UNTRUSTED = "ask-untrusted"
 AUTO = "auto"
 AUTONOMOUS_TRUSTED = "autonomous-trusted"
 DEFAULT_MODE = ASK_UNTRUSTED
+MODE_ORDER = (ALWAYS_ASK, ASK_UNTRUSTED, AUTO, AUTONOMOUS_TRUSTED)
+"""Consent modes from strictest to loosest. ``auto`` sits between ``ask-untrusted`` and
+``autonomous-trusted``: it lets workspace edits through and lets a classifier answer asks a person would get
+under ``ask-untrusted``, but it still asks where ``autonomous-trusted`` proceeds."""
 
 
 @dataclass
