@@ -18,6 +18,7 @@ from seepient.protocol import (
     FetchRequest,
     PreparedActionDraft,
 )
+from seepient.protocol.actions import McpCall
 
 ALLOW, ASK, DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
 
@@ -160,13 +161,14 @@ def fetch(url: str) -> PreparedActionDraft:
 
 
 def mcp(name: str) -> PreparedActionDraft:
-    # MCP payloads arrive with the MCP issue; policy decides on the tool's name alone.
+    # Policy decides on the tool's name; the payload is what the MCP tool prepares.
+    _, server, tool = (name.split("__", 2) + ["", ""])[:3]
     return PreparedActionDraft(
         session_id="s",
         call_id="c",
         tool=name,
         kind=ActionKind.MCP,
-        payload=FetchRequest(url="https://unused.invalid/"),
+        payload=McpCall(server=server or "srv", tool=tool or "t"),
         read_only=False,
         summary=name,
     )

@@ -40,6 +40,7 @@ from seepient.policy.rules import RuleSet
 from seepient.protocol import (
     ActionKind,
     AgentTask,
+    Decision,
     FetchRequest,
     FileChange,
     FileChangeSet,
@@ -149,10 +150,20 @@ class PolicyEngine:
 
     def _dispatch(self, action: PreparedActionDraft) -> Verdict:
         decider = self._decider
-        # MCP tools are named mcp__SERVER__TOOL: whatever the payload, rules for that name must decide.
-        if action.kind is ActionKind.MCP or action.tool.startswith("mcp__"):
-            return check_mcp(decider, action)
         payload = action.payload
+        # MCP tools are named mcp__SERVER__TOOL and carry an MCP payload; their rules decide. A tool so named
+        # (or declared an MCP action) that carries anything else would escape the check its payload needs:
+        # a shell line judged by MCP rules alone could run unanalysed.
+        if action.kind is ActionKind.MCP or action.tool.startswith("mcp__"):
+            if not isinstance(payload, McpCall | McpServerStart):
+                named = check_mcp(decider, action)
+                if named.decision is Decision.DENY:
+                    return named  # a deny rule for the name says more than the mismatch
+                return Verdict.deny(
+                    "mcp:mismatch",
+                    f"{action.tool} is named or declared as an MCP tool but carries a {payload.type} payload",
+                )
+            return check_mcp(decider, action)
         match payload:
             case ReadAction():
                 return check_read(decider, action, payload)
