@@ -6,14 +6,17 @@ throughput) and *paced* (each turn streams at ``--tokens-per-second``, as a prov
 latency a client sees). Each run prints events per second, p50/p99 latency from the server stamping an event
 (its ``ts``) to the client receiving it, the p99 of the events that arrived after the first second (when all
 turns have started: the first second is every client connecting and starting a turn at once), the CPU time
-the server used, lost or repeated events (must be 0), and, once, the server's resident memory per idle
-session. The client runs on the same machine, so its own work is part of every latency, ours and raw.
+the server used (in all, per event, which load distorts least, and its event loop's part), lost or repeated events (must be 0), how late a paced turn ends at p99 (its
+``turn_completed`` arriving against the client's message going out plus the time the tokens take at that
+pace: every client starts at once, so this includes the first second's queue, as a user would see it), and, once, the
+server's resident memory per idle session; last, which of issue #19's goals each figure meets. The client runs on the same machine, so its own work is part of every latency, ours and raw.
 
 The raw baseline is the same client against a bare ASGI app on the same uvicorn WebSocket stack that sends
 the same number of JSON frames at the same pace with no runtime, store or fan-out: the floor this machine
 and this client allow.
 
     .venv/bin/python -m bench.server [--sessions 200] [--tokens 500] [--tokens-per-second 25] [--repeat 1]
+        [--profile FILE] [--profile-paced FILE]   (cProfile of the streaming only, unpaced or paced)
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import yaml
 from websockets.asyncio.client import connect
 
 BIN = Path(sys.executable).parent
-TARGETS = {"latency_p99_ms": 100, "idle_session_kb": 200, "lost_events": 0}
+TARGETS = {"latency_p99_ms": 100, "turn_end_late_p99_ms": 250, "idle_session_kb": 200, "lost_events": 0}
 
 
 def _rss_kb(pid: int) -> int:
@@ -49,10 +52,27 @@ def _rss_kb(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def _cpu_s(pid: int) -> float:
-    """User plus system CPU time the process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def _cpu_s(pid: int, *, main_thread: bool = False) -> float:
+    """User plus system CPU time the process (or only its main thread, the event loop's) has used so far."""
+    stat = Path(f"/proc/{pid}/task/{pid}/stat" if main_thread else f"/proc/{pid}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+#: A profiled server: cProfile runs from SIGUSR1 to SIGUSR2 (the streaming, not start-up or session creation)
+#: in the main thread, where the event loop is. ``run_app``, not the entry point, which leaves through
+#: ``os._exit`` before the stats could be written.
+_PROFILED = """
+import cProfile, contextlib, signal, sys
+from seepient.surfaces.cli.app import run_app
+profiler = cProfile.Profile()
+signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+signal.signal(signal.SIGUSR2, lambda *_: profiler.disable())
+sys.argv = ["seepient", *sys.argv[1:]]
+with contextlib.suppress(SystemExit):
+    run_app()
+profiler.dump_stats({stats!r})
+"""
 
 
 def _free_port() -> int:
@@ -70,7 +90,13 @@ class Run:
     """The latencies of events that arrived after the first second, when every turn had started."""
     lost: int
     out_of_order: int
+    turn_spans: list[float]
+    """Each turn's time from the client sending its message to its ``turn_completed`` arriving."""
+    nominal_s: float = 0.0
+    """How long a turn's tokens take at the run's pace (0 when unpaced)."""
     server_cpu_s: float = 0.0
+    server_loop_cpu_s: float = 0.0
+    """The part of ``server_cpu_s`` the main thread used (the rest is the database driver's threads)."""
 
     def summary(self) -> dict[str, Any]:
         ordered = sorted(self.latencies) or [0.0]
@@ -84,6 +110,11 @@ class Run:
             "lost_events": self.lost,
             "sessions_out_of_order": self.out_of_order,
             "server_cpu_s": round(self.server_cpu_s, 2),
+            "server_cpu_us_per_event": round(self.server_cpu_s / self.events * 1e6) if self.events else 0,
+            "server_loop_cpu_s": round(self.server_loop_cpu_s, 2),
+            "turn_end_late_p99_ms": _p99_ms(
+                sorted(span - self.nominal_s for span in self.turn_spans) or [0.0]
+            ),
         }
 
 
@@ -91,11 +122,16 @@ def _p99_ms(ordered: list[float]) -> float:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2)
 
 
-async def _turn(ws_url: str, headers: dict[str, str], latencies: list[tuple[float, float]]) -> list[int]:
-    """Run one turn over a WebSocket; returns the seqs received, in arrival order."""
+async def _turn(
+    ws_url: str, headers: dict[str, str], latencies: list[tuple[float, float]]
+) -> tuple[list[int], float]:
+    """Run one turn over a WebSocket; returns the seqs received, in arrival order, and the time from sending
+    the message to the turn's end arriving."""
     seqs: list[int] = []
+    ended = 0.0
     async with connect(ws_url, additional_headers=headers, max_queue=None, open_timeout=60) as ws:
         await ws.send(json.dumps({"type": "message", "prompt": "stream"}))
+        sent = time.time()
         async for raw in ws:
             now = time.time()
             frame = json.loads(raw)
@@ -104,16 +140,18 @@ async def _turn(ws_url: str, headers: dict[str, str], latencies: list[tuple[floa
             latencies.append((now, now - frame["ts"]))
             seqs.append(frame["seq"])
             if frame["type"] == "turn_completed":
+                ended = now
                 break
-    return seqs
+    return seqs, ended - sent
 
 
-async def _drive(urls: list[str], headers: dict[str, str], expected_per_turn: int) -> Run:
+async def _drive(urls: list[str], headers: dict[str, str], expected_per_turn: int, nominal_s: float) -> Run:
     latencies: list[tuple[float, float]] = []
     began = time.time()
     started = time.perf_counter()
-    results = await asyncio.gather(*(_turn(url, headers, latencies) for url in urls))
+    turns = await asyncio.gather(*(_turn(url, headers, latencies) for url in urls))
     elapsed = time.perf_counter() - started
+    results = [seqs for seqs, _ in turns]
     return Run(
         events=sum(len(seqs) for seqs in results),
         seconds=elapsed,
@@ -121,6 +159,8 @@ async def _drive(urls: list[str], headers: dict[str, str], expected_per_turn: in
         settled=[latency for arrived, latency in latencies if arrived - began >= 1.0],
         lost=sum(max(0, expected_per_turn - len(set(seqs))) for seqs in results),
         out_of_order=sum(1 for seqs in results if seqs != list(range(1, len(seqs) + 1))),
+        turn_spans=[span for _, span in turns],
+        nominal_s=nominal_s,
     )
 
 
@@ -184,12 +224,7 @@ async def _seepient(
         )
         launcher = [str(BIN / "seepient")]
         if profile is not None:
-            launcher = [
-                sys.executable,
-                "-c",
-                "import cProfile, sys; from seepient.surfaces.cli.entry import main; "
-                f"sys.argv = ['seepient', *sys.argv[1:]]; cProfile.run('main()', {str(profile)!r})",
-            ]
+            launcher = [sys.executable, "-c", _PROFILED.format(stats=str(profile))]
         port = _free_port()
         url = f"http://127.0.0.1:{port}"
         server = subprocess.Popen(
@@ -212,9 +247,15 @@ async def _seepient(
                     ids.append(created.json()["id"])
                 idle_kb = (_rss_kb(server.pid) - before) / args.sessions
             ws_urls = [f"ws://127.0.0.1:{port}/v1/sessions/{sid}/ws" for sid in ids]
-            cpu = _cpu_s(server.pid)
-            run = await _drive(ws_urls, headers, args.tokens + 2)  # turn_started, the deltas, turn_completed
+            cpu, loop_cpu = _cpu_s(server.pid), _cpu_s(server.pid, main_thread=True)
+            if profile is not None:
+                server.send_signal(signal.SIGUSR1)
+            # turn_started, the deltas, turn_completed
+            run = await _drive(ws_urls, headers, args.tokens + 2, _nominal_s(args, pace))
+            if profile is not None:
+                server.send_signal(signal.SIGUSR2)
             run.server_cpu_s = _cpu_s(server.pid) - cpu
+            run.server_loop_cpu_s = _cpu_s(server.pid, main_thread=True) - loop_cpu
         finally:
             _stop(server)
         return run, idle_kb
@@ -240,12 +281,17 @@ async def _raw(args: argparse.Namespace, pace: float | None) -> Run:
     try:
         await _wait_healthy(f"http://127.0.0.1:{port}", server)
         urls = [f"ws://127.0.0.1:{port}/ws/{i}" for i in range(args.sessions)]
-        cpu = _cpu_s(server.pid)
-        run = await _drive(urls, {}, args.tokens + 2)
+        cpu, loop_cpu = _cpu_s(server.pid), _cpu_s(server.pid, main_thread=True)
+        run = await _drive(urls, {}, args.tokens + 2, _nominal_s(args, pace))
         run.server_cpu_s = _cpu_s(server.pid) - cpu
+        run.server_loop_cpu_s = _cpu_s(server.pid, main_thread=True) - loop_cpu
         return run
     finally:
         _stop(server)
+
+
+def _nominal_s(args: argparse.Namespace, pace: float | None) -> float:
+    return args.tokens / pace if pace else 0.0
 
 
 def _raw_app(tokens: int, pace: float | None) -> Any:
@@ -300,16 +346,45 @@ def _serve_raw(port: int, tokens: int, pace: float | None) -> None:
     )
 
 
-def _line(label: str, ours: dict[str, Any], raw: dict[str, Any]) -> str:
+def _line(label: str, ours: dict[str, Any], raw: dict[str, Any], *, paced: bool = False) -> str:
     return (
         f"{label:<9} events/s {ours['events_per_second']:>7} (raw {raw['events_per_second']:>7})   "
         f"p50 {ours['latency_p50_ms']:>9.1f} ms (raw {raw['latency_p50_ms']:>8.1f})   "
         f"p99 {ours['latency_p99_ms']:>9.1f} ms (raw {raw['latency_p99_ms']:>8.1f})   "
         f"p99 after 1st s {ours['latency_p99_after_first_second_ms']:>8.1f} ms "
         f"(raw {raw['latency_p99_after_first_second_ms']:>7.1f})   "
-        f"server CPU {ours['server_cpu_s']:>6.2f} s (raw {raw['server_cpu_s']:>5.2f})   "
+        f"server CPU {ours['server_cpu_s']:>6.2f} s (raw {raw['server_cpu_s']:>5.2f}), "
+        f"{ours['server_cpu_us_per_event']} us/event (raw {raw['server_cpu_us_per_event']}), "
+        f"event loop {ours['server_loop_cpu_s']:.2f} s   "
         f"lost {ours['lost_events']} (raw {raw['lost_events']})   out of order {ours['sessions_out_of_order']}"
+        + (
+            f"   turn end late p99 {ours['turn_end_late_p99_ms']:.1f} ms (raw {raw['turn_end_late_p99_ms']:.1f})"
+            if paced
+            else ""
+        )
     )
+
+
+def _goals(report: dict[str, Any]) -> list[str]:
+    """Issue #19's server goals, each with the figure, its raw baseline and whether it is met."""
+    ours, raw = report["paced"]["seepient"], report["paced"]["raw"]
+    rows = [
+        ("p99 event latency, paced", ours["latency_p99_ms"], raw["latency_p99_ms"], "latency_p99_ms", "ms"),
+        ("turn end late at p99, paced", ours["turn_end_late_p99_ms"], raw["turn_end_late_p99_ms"],
+         "turn_end_late_p99_ms", "ms"),
+        ("events lost, both runs", ours["lost_events"] + report["unpaced"]["seepient"]["lost_events"],
+         raw["lost_events"] + report["unpaced"]["raw"]["lost_events"], "lost_events", ""),
+        ("memory per idle session", report["idle_session_kb"], None, "idle_session_kb", "KB"),
+    ]  # fmt: skip
+    lines = []
+    for label, figure, baseline, key, unit in rows:
+        met = figure <= TARGETS[key]
+        against = f" (raw {baseline}{unit and ' ' + unit})" if baseline is not None else ""
+        lines.append(
+            f"goal {label:<28} {figure}{unit and ' ' + unit}{against}   goal <= {TARGETS[key]}{unit and ' ' + unit}"
+            f"   {'met' if met else 'NOT met'}"
+        )
+    return lines
 
 
 def _arguments() -> argparse.Namespace:
@@ -322,6 +397,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=1, help="run everything this many times")
     parser.add_argument("--database", help="a database URL for the server (default: a fresh SQLite file)")
     parser.add_argument("--profile", type=Path, help="run the unpaced server under cProfile, stats here")
+    parser.add_argument("--profile-paced", type=Path, help="run the paced server under cProfile, stats here")
     parser.add_argument("--serve-raw", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--raw-paced", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -332,7 +408,7 @@ async def main(args: argparse.Namespace) -> None:
     for round_number in range(1, args.repeat + 1):
         unpaced, idle_kb = await _seepient(args, None, profile=args.profile)
         raw_unpaced = await _raw(args, None)
-        paced, _ = await _seepient(args, args.tokens_per_second, profile=None)
+        paced, _ = await _seepient(args, args.tokens_per_second, profile=args.profile_paced)
         raw_paced = await _raw(args, args.tokens_per_second)
         report = {
             "round": round_number,
@@ -350,11 +426,10 @@ async def main(args: argparse.Namespace) -> None:
         reports.append(report)
         print(json.dumps(report))
         print(_line("unpaced", report["unpaced"]["seepient"], report["unpaced"]["raw"]))
-        print(_line(f"{args.tokens_per_second:g} tok/s", report["paced"]["seepient"], report["paced"]["raw"]))
-        print(
-            f"idle session {report['idle_session_kb']} KB (target < {TARGETS['idle_session_kb']} KB)",
-            flush=True,
-        )
+        paced_label = f"{args.tokens_per_second:g} tok/s"
+        print(_line(paced_label, report["paced"]["seepient"], report["paced"]["raw"], paced=True))
+        print(f"idle session {report['idle_session_kb']} KB (target < {TARGETS['idle_session_kb']} KB)")
+        print("\n".join(_goals(report)), flush=True)
     if len(reports) > 1:
         for mode in ("unpaced", "paced"):
             keys = (
@@ -362,8 +437,9 @@ async def main(args: argparse.Namespace) -> None:
                 "latency_p50_ms",
                 "latency_p99_ms",
                 "latency_p99_after_first_second_ms",
+                "turn_end_late_p99_ms",
             )
-            for key in (*keys, "server_cpu_s"):
+            for key in (*keys, "server_cpu_s", "server_cpu_us_per_event"):
                 values = [r[mode]["seepient"][key] for r in reports]
                 print(
                     f"{mode:<8} {key:<34} median {statistics.median(values):>10.1f}   "

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from bench._timing import median_ms, report, sample, sample_async
+from seepient.config.sections import WorkerLimitSettings
 from seepient.crypto import init_deployment, load_signing_key, load_verify_key
 from seepient.execution.docker_worker import DockerWorkerExecutor, client_ssl_context
 from seepient.execution.local import LocalExecutor
@@ -88,8 +89,7 @@ class _Scheduler:
             signing_key=load_signing_key(d / "dispatch-signing.key"),
             result_key=load_verify_key(d / "result-signing.pub"),
             local=LocalExecutor(self.workspace, seepient_home=d / "home"),
-            memory_mb=256,
-            pids=64,
+            limits=WorkerLimitSettings(memory_mb=256, pids=64),
         )
 
 

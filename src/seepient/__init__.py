@@ -5,7 +5,9 @@ The SDK names (``Agent``, ``Client``) are imported lazily so that ``import seepi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from seepient._lazy_exports import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -15,13 +17,4 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "Client", "__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Agent":
-        from seepient.surfaces.sdk import Agent
-
-        return Agent
-    if name == "Client":
-        from seepient.surfaces.sdk import Client
-
-        return Client
-    raise AttributeError(name)
+__getattr__ = lazy_exports(__name__, {"Agent": "seepient.surfaces.sdk", "Client": "seepient.surfaces.sdk"})

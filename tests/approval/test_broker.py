@@ -53,6 +53,19 @@ def _shell(command: str = "make", cwd: str = "/w") -> PreparedActionDraft:
     )
 
 
+def _write(path: str) -> PreparedActionDraft:
+    change = FileChange(path=path, pre_image_sha256=None, new_content="x\n")
+    return PreparedActionDraft(
+        session_id="s",
+        call_id="c",
+        tool="write_file",
+        kind="file_change",
+        payload=change,
+        read_only=False,
+        summary=path,
+    )
+
+
 def _request(command: str = "make", verdict: Verdict = MODE_ASK, cwd: str = "/w") -> ApprovalRequest:
     return ApprovalRequest(session_id="s", action=_shell(command, cwd), verdict=verdict)
 
@@ -60,14 +73,20 @@ def _request(command: str = "make", verdict: Verdict = MODE_ASK, cwd: str = "/w"
 async def test_headless_refuses_at_once_with_reason():
     broker = ApprovalBroker(None)
     assert broker.headless
-    response = await broker.resolve(_request())
-    assert response.decision is ApprovalDecision.REJECT and response.feedback == HEADLESS_REASON
+    verdict = Verdict.ask("ask:Shell(make *)", "make runs the project's build")
+    response = await broker.resolve(_request(verdict=verdict))
+    assert response.decision is ApprovalDecision.REJECT
+    assert (
+        response.feedback
+        == f"policy asked (ask:Shell(make *)): make runs the project's build; {HEADLESS_REASON}"
+    )
     assert response.approved_by == "headless"
 
 
 async def test_headless_refusal_can_say_why_no_one_else_answered():
     response = await ApprovalBroker(None).resolve(_request(), headless_reason="the classifier gave up")
-    assert not response.approved and response.feedback == "the classifier gave up"
+    assert not response.approved and response.feedback.endswith("; the classifier gave up")
+    assert response.feedback.startswith(f"policy asked ({MODE_ASK.rule})")
 
 
 async def test_yes_flag_approves_and_says_so():
@@ -173,24 +192,11 @@ async def test_directory_grant_through_the_broker(workspace):
         Answer(ApprovalDecision.APPROVE_SESSION, scope="directory"), ApprovalDecision.REJECT
     )
     broker = make_broker(workspace, person)
-
-    def edit(path: str) -> PreparedActionDraft:
-        change = FileChange(path=path, pre_image_sha256=None, new_content="x\n")
-        return PreparedActionDraft(
-            session_id="s",
-            call_id="c",
-            tool="write_file",
-            kind="file_change",
-            payload=change,
-            read_only=False,
-            summary=path,
-        )
-
-    assert (await broker.resolve(broker.request_for(edit("src/a.py"), MODE_ASK))).scope == "directory"
+    assert (await broker.resolve(broker.request_for(_write("src/a.py"), MODE_ASK))).scope == "directory"
     assert (
-        await broker.resolve(broker.request_for(edit("src/b.py"), MODE_ASK))
+        await broker.resolve(broker.request_for(_write("src/b.py"), MODE_ASK))
     ).approved_by == "grant:session"
-    assert not (await broker.resolve(broker.request_for(edit("src/../c.py"), MODE_ASK))).approved
+    assert not (await broker.resolve(broker.request_for(_write("src/../c.py"), MODE_ASK))).approved
 
 
 async def test_approve_for_the_project_writes_the_rule_and_grants_it(workspace):
@@ -244,3 +250,72 @@ async def test_concurrent_asks_are_put_one_at_a_time_and_a_new_grant_answers_the
     )
     assert first.approved and second.approved and len(person.asked) == 1
     assert second.approved_by == "grant:session"
+
+
+# --- reject for the rest of the session -----------------------------------------------------------------
+
+
+async def test_a_session_refusal_of_a_prefix_refuses_later_commands_it_covers_without_asking(workspace):
+    person = ScriptedApprover(
+        Answer(ApprovalDecision.REJECT_SESSION, scope="prefix", feedback="no git commits"),
+        ApprovalDecision.APPROVE_ONCE,
+    )
+    broker = make_broker(workspace, person)
+    first = await broker.resolve(broker.request_for(_shell("git commit -m x", str(workspace)), MODE_ASK))
+    assert not first.approved and first.scope == "prefix" and first.feedback == "no git commits"
+    later = await broker.resolve(broker.request_for(_shell("git commit -m 'y z'", str(workspace)), MODE_ASK))
+    assert not later.approved and later.approved_by == "refusal:session" and len(person.asked) == 1
+    assert "commands starting with `git commit`" in (later.feedback or "")
+    # Something the refused scope does not cover is still asked about.
+    other = await broker.resolve(broker.request_for(_shell("make", str(workspace)), MODE_ASK))
+    assert other.approved and len(person.asked) == 2
+
+
+async def test_a_session_refusal_outranks_a_grant_and_the_yes_flag(workspace):
+    person = ScriptedApprover(
+        Answer(ApprovalDecision.APPROVE_SESSION, scope="prefix"),
+        Answer(ApprovalDecision.REJECT_SESSION, scope="exact"),
+    )
+    broker = make_broker(workspace, person)
+    assert (
+        await broker.resolve(broker.request_for(_shell("git commit -m a", str(workspace)), MODE_ASK))
+    ).approved
+    # The grant covers this one, so the person is not asked: refuse it explicitly through a fresh broker
+    # state instead, by answering the exact action of a command the grant does not cover.
+    refused = broker.request_for(_shell("git commit -m a && make", str(workspace)), MODE_ASK)
+    assert not (await broker.resolve(refused)).approved
+    again = await broker.resolve(
+        broker.request_for(_shell("git commit -m a && make", str(workspace)), MODE_ASK)
+    )
+    assert not again.approved and again.approved_by == "refusal:session"
+    yes = make_broker(workspace, None, auto_approve=True)
+    yes.restore_grant("refusal", refused.scopes[0].model_dump_json())
+    answer = await yes.resolve(yes.request_for(refused.action, MODE_ASK))
+    assert not answer.approved and answer.approved_by == "refusal:session"
+
+
+async def test_a_session_refusal_also_refuses_asks_no_grant_may_answer(workspace):
+    hard = Verdict.ask(RULE_UNPARSED, "cannot be analysed")
+    person = ScriptedApprover(Answer(ApprovalDecision.REJECT_SESSION, scope="prefix"))
+    broker = make_broker(workspace, person)
+    action = _shell("git commit -m x", str(workspace))
+    request = broker.request_for(action, hard)
+    assert request.scopes == () and request.widest_scope.kind == "exact"
+    first = await broker.resolve(request)
+    # No prefix was offered, so only this exact action is refused from now on.
+    assert not first.approved and first.scope == "exact"
+    assert [r.kind for r in broker.refusals] == ["exact"]
+    again = await broker.resolve(broker.request_for(action, hard))
+    assert not again.approved and again.approved_by == "refusal:session" and len(person.asked) == 1
+
+
+async def test_a_session_refusal_is_reported_for_storing_and_restores(workspace):
+    stored: list[tuple[str, str]] = []
+    person = ScriptedApprover(Answer(ApprovalDecision.REJECT_SESSION, scope="directory"))
+    broker = make_broker(workspace, person, on_grant=lambda kind, value: stored.append((kind, value)))
+    assert not (await broker.resolve(broker.request_for(_write("src/a.py"), MODE_ASK))).approved
+    assert [kind for kind, _ in stored] == ["refusal"]
+    restored = make_broker(workspace, ScriptedApprover())
+    restored.restore_grant(*stored[0])
+    answer = await restored.resolve(restored.request_for(_write("src/b.py"), MODE_ASK))
+    assert not answer.approved and answer.approved_by == "refusal:session"

@@ -60,8 +60,8 @@ def _append_and_die_at(path: Path, stage: str, make_record, index: int) -> None:
     """Runs in a forked child: patch the chosen step of an append to SIGKILL this process there."""
     import seepient.audit.log as log_module
 
-    real_write = log_module._write_all
-    real_write_slot = log_module._write_anchor_slot
+    real_write = log_module.write_all
+    real_write_slot = log_module.write_anchor_slot
 
     def _write(fd: int, data: bytes) -> None:
         if _is_anchor(data):
@@ -94,8 +94,8 @@ def _append_and_die_at(path: Path, stage: str, make_record, index: int) -> None:
             _die()
         os.rename(src, dst)
 
-    log_module._write_all = _write
-    log_module._write_anchor_slot = _write_slot
+    log_module.write_all = _write
+    log_module.write_anchor_slot = _write_slot
     log_module.os.replace = _replace
     AuditLog(path).append(make_record(index))
     os._exit(3)  # the stage was never reached: the test fails on the exit code

@@ -253,7 +253,7 @@ def test_a_deleted_log_and_anchor_are_caught_by_the_witness(signed_log):
     log.path.unlink()
     log.anchor.unlink()
     assert log.verify(witness=False).ok  # "no audit log yet": nothing else could tell
-    _bad(log.verify(), "deleted")
+    _bad(log.verify(), "the log file and its anchor are missing, but the witness", "(the log was deleted)")
     # A new session must not start a fresh log over the evidence (and overwrite the witness).
     with pytest.raises(AuditLogCorrupted, match="rolled back or deleted"):
         log.writer().append(make_record(1))
@@ -278,6 +278,13 @@ def test_a_forged_witness_checkpoint_is_not_trusted(signed_log):
     slot = signed_anchor_slot(head, Ed25519PrivateKey.generate())
     log.witness.write_bytes(slot + slot)
     _bad(log.verify(), "witness", "not signed by the audit key")
+
+
+def test_a_witness_that_is_not_a_regular_file_fails_verification(signed_log):
+    log = signed_log(COUNT, witness=True)
+    log.witness.unlink()
+    os.mkfifo(log.witness)
+    _bad(log.verify(), "is not a regular file, so it cannot be the audit witness")
 
 
 @pytest.mark.parametrize("kind", ["file", "symlink"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 
 import pytest
@@ -54,7 +55,11 @@ def test_an_absent_log_verifies_empty_and_says_so(log_path):
 def test_a_deleted_log_with_its_anchor_left_is_caught(filled_log):
     log = filled_log(3)
     log.path.unlink()
-    _assert_bad(log.path, 1, "missing", "3 records")
+    _assert_bad(
+        log.path,
+        1,
+        "the log file is missing, but its head anchor says it held 3 records (the log was deleted)",
+    )
 
 
 @pytest.mark.parametrize("seq", [1, 5, COUNT])
@@ -234,6 +239,14 @@ def test_a_garbled_anchor_is_caught(filled_log):
     log = filled_log(COUNT)
     log.anchor.write_bytes(b"{not json")
     _assert_bad_anchor(log.path)
+
+
+def test_an_anchor_that_is_not_a_regular_file_is_caught_and_never_opened_blocking(filled_log):
+    log = filled_log(COUNT)
+    log.anchor.unlink()
+    os.mkfifo(log.anchor)
+    report = _assert_bad_anchor(log.path)
+    assert "is not a regular file, so it cannot be the head anchor" in (report.problem or "")
 
 
 def test_a_log_swapped_for_another_valid_log_is_caught_at_seq_1(filled_log, tmp_path, record_factory):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from seepient.config import SeepientPaths
-from seepient.context.memory import MEMORY_PREAMBLE, read_memory_snapshot
+from seepient.context.memory_prompt import MEMORY_PREAMBLE, read_memory_snapshot
 from seepient.context.prompt import assemble_prompt
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from seepient.context.rules import discover_rules, find_repository_root, guard_read_check
 from seepient.policy.paths import PathGuard
 
@@ -126,23 +128,25 @@ def test_a_symlink_out_of_the_repository_is_not_read(tmp_path):
     assert any("outside" in w.message for w in rules.warnings)
 
 
-def test_a_symlink_inside_the_repository_to_a_guarded_place_is_refused(tmp_path):
-    """Attack: the repository root is the home directory (a dotfiles repo), so 'inside' is not enough."""
+@pytest.mark.parametrize("name", ["AGENTS.md", "CLAUDE.md"])
+def test_a_symlink_inside_the_repository_to_a_guarded_place_is_refused(tmp_path, name):
+    """Attack: the repository root is the home directory (a dotfiles repo), so 'inside' is not enough; Claude
+    Code's CLAUDE.md, read where there is no AGENTS.md, is held to the same check."""
     home = tmp_path / "home"
     (home / ".git").mkdir(parents=True)
     (home / ".ssh").mkdir()
     (home / ".ssh" / "id_ed25519").write_text("SECRET KEY\n")
     workspace = home / "project"
     workspace.mkdir()
-    (workspace / "AGENTS.md").symlink_to(home / ".ssh" / "id_ed25519")
+    (workspace / name).symlink_to(home / ".ssh" / "id_ed25519")
     check = guard_read_check(PathGuard(workspace, seepient_home=tmp_path / "sh", home=home))
     rules = discover_rules(workspace, seepient_home=None, read_check=check)
     assert rules.files == ()
     assert "refused" in rules.warnings[0].message
     # A symlink to an ordinary file inside the repository is fine.
     (home / "shared-rules.md").write_text("shared rule\n")
-    (workspace / "AGENTS.md").unlink()
-    (workspace / "AGENTS.md").symlink_to(home / "shared-rules.md")
+    (workspace / name).unlink()
+    (workspace / name).symlink_to(home / "shared-rules.md")
     assert [r.text for r in discover_rules(workspace, seepient_home=None, read_check=check).files] == [
         "shared rule\n"
     ]

@@ -5,6 +5,11 @@ record, ``verify`` passes and lists the intents left without an outcome; after t
 landed whole or not at all, no temp file of the killed commit is left, and every interrupted action is
 closed as interrupted, once.
 
+Moments drawn from a timeline can all miss an action of a few milliseconds when the machine is busy (a
+loaded CI host once put none of 26 inside the ``write_file``), so a few moments per kind are anchored
+instead: the kill comes a fraction of the action's measured length after its intent record appears in the
+log, which lands inside the action however the run's start drifts.
+
 Each moment starts one process. To keep a hundred of them near a minute, the runs are forked from a
 ``seepient`` that has already imported itself (``cli_zygote.py``: the same entry point as the console
 script, minus a second of imports); a few moments also run through the console script itself, and the
@@ -36,6 +41,8 @@ from seepient.runtime import Session, SessionOptions
 from tests.conftest import BIN, REPO
 
 MOMENTS_PER_KIND = 26
+ANCHORED_PER_KIND = 6
+ANCHORED_KINDS = ("write_file", "apply_patch", "shell")
 CONSOLE_SCRIPT_MOMENTS = 4
 CONSOLE_SCRIPT_IMPORT_S = 1.0
 SEED = 20261201
@@ -162,7 +169,12 @@ class World:
 
     @property
     def argv(self) -> list[str]:
-        return ["run", "go", "--model", f"replay:{self.script}", "-y", "--workspace", str(self.workspace)]
+        # --ephemeral: a new database's migration runs beside the turn when the session is stored and moves
+        # every action by up to a tenth of a second from run to run, so the moments drawn from the timeline
+        # would miss the short ones. What is under test here is the audit log, not the session store.
+        return [
+            "run", "go", "--model", f"replay:{self.script}", "-y", "--ephemeral", "--workspace", str(self.workspace)
+        ]  # fmt: skip
 
     @property
     def log(self) -> Path:
@@ -175,8 +187,18 @@ class World:
     def records(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
-        # A record cut off by the kill is not a record: only whole lines count.
-        return [json.loads(line) for line in self.log.read_bytes().split(b"\n")[:-1] if line.strip()]
+        # A record cut off by the kill is not a record: only whole lines count, and a cut-off line the next
+        # start ended with a newline stays torn bytes (sealed by the torn_tail record after it).
+        records, torn = [], 0
+        for line in self.log.read_bytes().split(b"\n")[:-1]:
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                torn += 1
+        assert torn == 0 or any(r["type"] == "torn_tail" for r in records), "torn bytes with no seal"
+        return records
 
     def changed_files(self) -> set[str]:
         """Every file that differs from the original (created, changed or removed), temp files aside."""
@@ -216,10 +238,12 @@ def _timestamp(record: dict[str, Any]) -> float:
     return datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00")).timestamp()
 
 
-def _timeline(zygote: Zygote, base: Path) -> dict[str, tuple[float, float]]:
+def _timeline(zygote: Zygote, base: Path) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
     """Each kind of action's window after the fork, from a full run's intent and outcome timestamps (the
-    earliest start and latest end over two runs, so a moment drawn from it lands inside the action)."""
+    earliest start and latest end over two runs, so a moment drawn from it lands inside the action), and
+    each kind's shortest length from intent to outcome."""
     windows: dict[str, tuple[float, float]] = {}
+    lengths: dict[str, float] = {}
     for attempt in range(2):
         world = World.make(base, f"timeline{attempt}")
         pid, forked = zygote.spawn(world.argv, world.workspace, world.env, world.root / "run")
@@ -236,7 +260,8 @@ def _timeline(zygote: Zygote, base: Path) -> dict[str, tuple[float, float]]:
             start, end = kinds[kind]
             old = windows.get(kind, (start, end))
             windows[kind] = (min(old[0], start), max(old[1], end))
-    return windows
+            lengths[kind] = min(lengths.get(kind, end - start), end - start)
+    return windows, lengths
 
 
 def _end_of_run(records: list[dict[str, Any]], forked: float) -> float:
@@ -251,6 +276,38 @@ def _kill_at(pid: int, forked: float, delay: float) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _ended(pid: int) -> bool:
+    # The zygote reaps its children only when asked, so an ended run lingers as a zombie until then.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rpartition(")")[2].split()[0] in {"Z", "X"}
+
+
+def _kill_after_intent(pid: int, world: World, kind: str, delay: float, timeout: float = 60.0) -> None:
+    """Kill ``delay`` seconds after the log holds the intent of an action of ``kind``."""
+    deadline = time.time() + timeout
+    offset, partial = 0, b""
+    while time.time() < deadline and not _ended(pid):
+        try:
+            with world.log.open("rb") as log:
+                log.seek(offset)
+                chunk = log.read()
+        except FileNotFoundError:
+            chunk = b""
+        offset += len(chunk)
+        *lines, partial = (partial + chunk).split(b"\n")
+        for line in lines:
+            record = json.loads(line) if line.strip() else {}
+            if record.get("type") == "intent" and _kind(record) == kind:
+                time.sleep(delay)
+                os.kill(pid, signal.SIGKILL)
+                return
+        time.sleep(0.0002)
+    _kill_at(pid, time.time(), 0.0)
 
 
 def _reap_group(pid: int) -> None:
@@ -280,6 +337,8 @@ class Moment:
     kind: str
     delay: float
     console_script: bool = False
+    # The delay counts from the kind's intent record instead of from the fork.
+    anchored: bool = False
 
 
 def _check_after_kill(world: World, label: str) -> list[dict[str, Any]]:
@@ -320,19 +379,26 @@ def _check_after_next_start(world: World, interrupted: list[dict[str, Any]], lab
 def test_a_session_killed_at_any_moment_leaves_every_effect_covered_by_an_intent(tmp_path: Path) -> None:
     zygote = Zygote()
     try:
-        windows = _timeline(zygote, tmp_path)
+        windows, lengths = _timeline(zygote, tmp_path)
         rng = random.Random(SEED)
         moments = [
             Moment(kind, rng.uniform(start - 0.01, end + 0.01))
             for kind, (start, end) in windows.items()
             for _ in range(MOMENTS_PER_KIND)
         ]
-        rng.shuffle(moments)
         for moment in rng.sample(moments, CONSOLE_SCRIPT_MOMENTS):
             moment.console_script = True
+        # Within the first half of the action's shortest measured length, so its outcome has not come yet.
+        moments += [
+            Moment(kind, rng.uniform(0.0, lengths[kind] / 2), anchored=True)
+            for kind in ANCHORED_KINDS
+            for _ in range(ANCHORED_PER_KIND)
+        ]
+        rng.shuffle(moments)
         interrupted_kinds: Counter[str] = Counter()
         for number, moment in enumerate(moments):
-            label = f"moment {number} ({moment.kind}, {moment.delay:.3f}s)"
+            anchor = "after its intent" if moment.anchored else "after the fork"
+            label = f"moment {number} ({moment.kind}, {moment.delay:.3f}s {anchor})"
             world = World.make(tmp_path, f"m{number}")
             if moment.console_script:
                 # The console script itself; its own start costs the second of imports the zygote saves.
@@ -352,7 +418,10 @@ def test_a_session_killed_at_any_moment_leaves_every_effect_covered_by_an_intent
                 _reap_group(process.pid)
             else:
                 pid, forked = zygote.spawn(world.argv, world.workspace, world.env, world.root / "run")
-                _kill_at(pid, forked, moment.delay)
+                if moment.anchored:
+                    _kill_after_intent(pid, world, moment.kind, moment.delay)
+                else:
+                    _kill_at(pid, forked, moment.delay)
                 zygote.wait(pid)
                 _reap_group(pid)
             interrupted = _check_after_kill(world, label)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import stat
 
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
@@ -116,3 +118,22 @@ def test_certs_init_explains_bad_arguments(seepient: RunCli, world: Sandboxed) -
     )
     assert missing_root.returncode == 2 and "workspace root" in missing_root.stderr
     assert not (world.home / "a").exists() and not (world.home / "b").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the warning is about running as root")
+def test_as_root_certs_init_says_the_workspace_must_belong_to_an_unprivileged_account(
+    seepient: RunCli, world: Sandboxed
+) -> None:
+    owned_by_root = world.home / "root-owned"
+    owned_by_root.mkdir()
+    result = seepient("certs", "init", str(world.home / "d1"), "--workspace-root", str(owned_by_root))
+    assert result.returncode == 0, result.stderr
+    assert "warning: running as root" in result.stderr and "unprivileged account" in result.stderr
+    assert f"{owned_by_root} is owned by root" in result.stderr and "chown -R" in result.stderr
+
+    tenant = world.home / "tenant-owned"
+    tenant.mkdir()
+    os.chown(tenant, 10001, 10001)
+    fine = seepient("certs", "init", str(world.home / "d2"), "--workspace-root", str(tenant))
+    assert fine.returncode == 0, fine.stderr
+    assert "unprivileged account" in fine.stderr and "is owned by root" not in fine.stderr

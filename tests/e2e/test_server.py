@@ -39,6 +39,8 @@ class Server:
     database: str
     port: int
     process: subprocess.Popen[str] | None = None
+    args: tuple[str, ...] = ()
+    """More ``seepient serve`` options."""
 
     @property
     def url(self) -> str:
@@ -65,7 +67,15 @@ class Server:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [str(BIN / "seepient"), "serve", "--port", str(self.port), "--database", self.database],
+            [
+                str(BIN / "seepient"),
+                "serve",
+                "--port",
+                str(self.port),
+                "--database",
+                self.database,
+                *self.args,
+            ],
             env=self.world.env,
             cwd=self.root,
             stdout=subprocess.PIPE,

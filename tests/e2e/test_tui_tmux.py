@@ -1,5 +1,6 @@
 """End to end in tmux: the real ``seepient`` with no command opens the TUI, a typed prompt leads to the
-approval modal showing the diff, ``y`` applies it, and two Ctrl+C quit with exit code 0."""
+approval modal showing the diff, ``y`` applies it, and two Ctrl+C quit with exit code 0; ``@`` completion with
+Tab, the command palette, the footer's Esc, ``/cost`` and the bell when an approval waits."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ class Tmux:
 
     def __init__(self, command: str, *, width: int = 120, height: int = 32) -> None:
         self.socket = f"seepient-e2e-{uuid.uuid4().hex[:8]}"
-        self._tmux("new-session", "-d", "-s", "tui", "-x", str(width), "-y", str(height), command)
+        self._tmux(
+            "new-session", "-d", "-s", "tui", "-n", "main", "-x", str(width), "-y", str(height), command
+        )
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -30,10 +33,18 @@ class Tmux:
         return done.stdout
 
     def screen(self) -> str:
-        return self._tmux("capture-pane", "-p", "-t", "tui")
+        return self._tmux("capture-pane", "-p", "-t", "tui:main")
 
     def send(self, *keys: str) -> None:
-        self._tmux("send-keys", "-t", "tui", *keys)
+        self._tmux("send-keys", "-t", "tui:main", *keys)
+
+    def look_away(self) -> None:
+        """Switch to another window, as a person reading something else would: a bell in the TUI's window
+        then raises its bell flag."""
+        self._tmux("new-window", "-n", "elsewhere", "sleep 60")
+
+    def rang(self) -> bool:
+        return self._tmux("display-message", "-p", "-t", "tui:main", "#{window_bell_flag}").strip() == "1"
 
     def expect(self, needle: str, timeout: float = 30) -> str:
         deadline = time.monotonic() + timeout
@@ -56,8 +67,8 @@ class Tmux:
 def tmux_run():
     started: list[Tmux] = []
 
-    def start(command: str) -> Tmux:
-        session = Tmux(command)
+    def start(command: str, **size: int) -> Tmux:
+        session = Tmux(command, **size)
         started.append(session)
         return session
 
@@ -95,7 +106,9 @@ def test_tui_asks_with_the_diff_and_applies_the_answer(world, tmux_run):
         f"{shlex.quote(str(SEEPIENT))} --model {shlex.quote(f'replay:{script}')}; "
         f"echo $? > {shlex.quote(str(exit_file))}; sleep 30"
     )
-    term = tmux_run(f"sh -c {shlex.quote(command)}")
+    # Tall enough that the approved edit (its diff expanded), the answer line and the final text all stay on
+    # screen: the transcript follows new output, and at 32 rows the answer line could scroll away first.
+    term = tmux_run(f"sh -c {shlex.quote(command)}", height=50)
     term.expect("/help for commands")
     term.send("simplify total", "Enter")
     screen = term.expect("edit_file wants to")
@@ -144,3 +157,59 @@ def test_bad_model_fails_before_the_screen_takes_over(world, tmux_run):
         time.sleep(0.1)
     assert exit_file.read_text().strip() == "2"
     assert "missing.yaml" in err_file.read_text()
+
+
+def _tui_command(world, script: Path, exit_file: Path) -> str:  # type: ignore[no-untyped-def]
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in world.env.items())
+    command = (
+        f"cd {shlex.quote(str(world.workspace))} && env -i {env} TERM=xterm-256color "
+        f"{shlex.quote(str(SEEPIENT))} --model {shlex.quote(f'replay:{script}')}; "
+        f"echo $? > {shlex.quote(str(exit_file))}; sleep 30"
+    )
+    return f"sh -c {shlex.quote(command)}"
+
+
+def test_tui_completes_paths_and_commands_and_rings_for_approvals(world, tmux_run):
+    (world.workspace / "calc.py").write_text("def add(a, b):\n    return a - b  # CALC-MARKER\n")
+    (world.workspace / ".gitignore").write_text("dist/\n")
+    (world.workspace / "dist").mkdir()
+    (world.workspace / "dist" / "calc_built.py").write_text("built\n")
+    script = world.script(
+        [
+            {"text": "It subtracts."},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "n\n"}}]},
+            {"text": "Noted."},
+        ]
+    )
+    term = tmux_run(_tui_command(world, script, world.home / "exit-code"))
+    term.expect(f"workspace {world.workspace}")
+    term.expect("esc back to the prompt")  # the footer shows the key that brings focus back
+    term.send("-l", "what does @ca")
+    screen = term.expect("@calc.py")
+    assert "calc_built.py" not in screen  # ignored by .gitignore
+    term.send("Tab")
+    term.send("-l", "do?")
+    term.expect("what does @calc.py do?")
+    term.send("Enter")
+    screen = term.expect("It subtracts.")
+    assert "attached @calc.py" in screen and "✓ read_file" in screen
+    (read,) = [r for r in world.audit_records() if r["action"]["tool"] == "read_file"]
+    assert read["surface"] == "tui" and read["outcome"]["status"] == "ok"
+    term.send("-l", "/co")
+    screen = term.expect("/compact")
+    assert "/cost" in screen and "tokens, cost and how much of the context window" in screen
+    term.send("Tab", "Enter")
+    screen = term.expect("context window: ~")
+    assert "cost: unknown" in screen
+    term.look_away()
+    assert not term.rang()
+    term.send("-l", "note it")
+    term.send("Enter")
+    deadline = time.monotonic() + 30
+    while not term.rang() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert term.rang()  # the approval rang the bell while the person looked elsewhere
+    term.expect("write_file wants to")
+    term.send("y")
+    term.expect("Noted.")
+    assert (world.workspace / "notes.txt").read_text() == "n\n"

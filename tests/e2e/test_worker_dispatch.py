@@ -15,6 +15,7 @@ import pytest
 
 from seepient.audit.log import AuditLog
 from seepient.execution.docker_worker import WorkerUnavailable
+from seepient.execution.worker_hosts import WorkerHost, WorkerHosts
 from seepient.protocol import FileChange, ShellCommand
 from seepient.scheduler.image import WORKER_UID
 from tests.approved import commit, run_shell
@@ -171,9 +172,19 @@ def test_both_sides_audit_the_dispatch_id(deployment: WorkerDeployment, tmp_path
     assert ours["outcome"]["container"] == theirs[1]["container"]
     import subprocess
 
+    # A home of the test's own: the user's audit key (in ~/.seepient) would be taken as the key these logs
+    # should have been signed with.
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "SEEPIENT_HOME": str(tmp_path / "home" / ".seepient"),
+    }
     for log in (tmp_path / "control-plane-audit.log", deployment.state_dir / "audit.log"):
         verify = subprocess.run(
-            [str(BIN / "seepient"), "audit", "verify", "--log", str(log)], capture_output=True, text=True
+            [str(BIN / "seepient"), "audit", "verify", "--log", str(log)],
+            capture_output=True,
+            text=True,
+            env=env,
         )
         assert verify.returncode == 0, verify.stdout + verify.stderr
 
@@ -200,7 +211,7 @@ def test_a_workspace_owned_by_root_is_not_run_as_root(deployment: WorkerDeployme
 def test_an_unreachable_scheduler_is_a_clear_refusal(deployment: WorkerDeployment) -> None:
     async def go():
         executor = deployment.executor()
-        executor.endpoint = "https://127.0.0.1:1"
+        executor.hosts = WorkerHosts((WorkerHost("https://127.0.0.1:1", "default"),))
         try:
             return await run_shell(executor, ShellCommand(command="true", cwd=str(deployment.workspace)))
         finally:

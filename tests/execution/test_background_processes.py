@@ -18,7 +18,8 @@ import pytest
 from seepient.execution.background import BackgroundProcesses, _RingBuffer
 from seepient.execution.local import LocalExecutor
 from seepient.protocol import ShellCommand
-from seepient.protocol.outcomes import BackgroundOutput, BackgroundRefused
+from seepient.protocol.outcomes import BackgroundOutput
+from seepient.protocol.refusals import BackgroundRefused
 from tests.approved import background_output, kill_background, start_background
 from tests.execution.exec_helpers import (
     SECRET_ENV,

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from seepient.execution.control_guard import ControlGuard, ControlWatch
+from seepient.execution.control_guard import ControlGuard
+from seepient.execution.control_watch import ControlWatch
 from seepient.execution.local import LocalExecutor
 from seepient.protocol import ShellCommand, ShellOutcome
 from tests.approved import background_output, run_shell, start_background
@@ -308,6 +309,39 @@ async def test_new_configuration_of_other_programs_is_moved_out(
     assert list(_quarantine(executor).glob(f"*/{path}"))
 
 
+@pytest.mark.parametrize(
+    "plant",
+    [
+        "ln -s /dev/zero .ignore",
+        "mkdir -p src && ln -s /etc/hostname src/.gitignore",
+        "ln -s ~/.aws/credentials .rgignore",
+        "mkfifo .gitignore",
+        "git init -q . && ln -sf /dev/zero .git/info/exclude",
+        "mkdir -p sub && ln -s ../../outside.txt sub/.ignore",
+    ],
+    ids=["dev-zero", "outside-file", "home-file", "fifo", "git-exclude", "relative-outside"],
+)
+async def test_an_ignore_file_that_is_not_a_file_of_the_workspace_is_moved_out(
+    executor: LocalExecutor, workspace: Path, plant: str
+) -> None:
+    """Red team: grep and glob read every folder's ignore files on the host, and ripgrep follows a link there:
+    one to /dev/zero made it allocate without end, one to a file outside the workspace had it read (and quote,
+    in its parse errors) a file the model chose."""
+    outcome = await _run(executor, plant)
+    assert "Seepient undid" in outcome.stderr, (plant, outcome.stderr)
+    for name in (".ignore", "src/.gitignore", ".rgignore", ".gitignore", ".git/info/exclude", "sub/.ignore"):
+        path = workspace / name
+        assert not path.is_symlink() and not (path.exists() and not path.is_file()), name
+
+
+async def test_an_ignore_file_linked_to_another_in_the_workspace_stays(
+    executor: LocalExecutor, workspace: Path
+) -> None:
+    outcome = await _run(executor, "printf 'build/\\n' > .gitignore && ln -s .gitignore .ignore")
+    assert "Seepient undid" not in outcome.stderr, outcome.stderr
+    assert (workspace / ".ignore").is_symlink()
+
+
 async def test_an_existing_configuration_file_changed_by_a_command_is_put_back(
     executor: LocalExecutor, workspace: Path
 ) -> None:
@@ -382,7 +416,8 @@ async def test_unsandboxed_runs_are_checked_too(make_executor, workspace: Path) 
 _KILLED_SESSION = """
 import os, sys
 from pathlib import Path
-from seepient.execution.control_guard import ControlGuard, ControlWatch
+from seepient.execution.control_guard import ControlGuard
+from seepient.execution.control_watch import ControlWatch
 workspace, home = Path(sys.argv[1]), Path(sys.argv[2])
 watch = ControlWatch(ControlGuard(workspace, quarantine_root=home / "quarantine"), journal_dir=home / "control")
 watch.before_command()

@@ -16,7 +16,8 @@ import pytest
 from aiohttp import web
 
 from seepient.audit.log import AuditLog
-from seepient.config.settings import ExecutionSettings, SettingsError
+from seepient.config.sections import ExecutionSettings
+from seepient.config.settings import SettingsError
 from seepient.crypto import generate_signing_key, init_deployment, load_signing_key, sign_dispatch_result
 from seepient.execution.docker_worker import DockerWorkerExecutor, WorkerResultRejected, WorkerUnavailable
 from seepient.execution.local import LocalExecutor
@@ -57,6 +58,10 @@ def _result(dispatch: WorkerDispatch, key: Any, **fields: Any) -> str:
     return sign_dispatch_result(base, key).model_dump_json()
 
 
+async def _healthy(_request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
 async def _with_scheduler(
     tmp_path: Path, answer: Answer, use: Callable[[DockerWorkerExecutor], Awaitable[Any]]
 ) -> Any:
@@ -75,6 +80,7 @@ async def _with_scheduler(
 
     app = web.Application()
     app.router.add_post("/v1/dispatch", dispatch)
+    app.router.add_get("/v1/health", _healthy)
     runner = web.AppRunner(app)
     await runner.setup()
     port = _free_port()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from seepient.config.settings import McpServerSettings
+from seepient.config.sections import McpServerSettings
 from seepient.execution.host_programs import host_program
 from seepient.execution.local import LocalExecutor
 from seepient.execution.mcp_transport import HostMcpConnector

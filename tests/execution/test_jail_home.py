@@ -4,6 +4,7 @@ not ``cat``: the shell analysis is not what stops it, the mounts are."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -135,6 +136,25 @@ async def test_every_home_relative_entry_of_the_one_list_is_hidden_even_inside_a
     code, output = await _run(executor, f"python3 -c \"$(cat <<'EOF'\n{_READ_ALL}EOF\n)\" {relatives}")
     assert code == 0, output
     assert MARKER not in output
+
+
+async def test_a_credential_reached_through_a_symbolic_link_is_hidden_where_it_really_is(
+    workspace: Path, tool_home: Path, outside_dir: Path
+) -> None:
+    """``~/.cargo`` is shown back; its credentials file is a link to a file elsewhere, which is what the jail
+    hides. A link that leads nowhere hides nothing and stops nothing."""
+    vault = outside_dir / "vault"
+    vault.mkdir()
+    (vault / "cargo-token").write_text(f"{MARKER} linked\n")
+    (tool_home / ".cargo" / "credentials.toml").unlink()
+    (tool_home / ".cargo" / "credentials.toml").symlink_to(vault / "cargo-token")
+    (tool_home / ".cargo" / "credentials").symlink_to(vault / "missing")
+    view = host_view(home=tool_home, seepient_home=tool_home / ".seepient", environ={}, workspace=workspace)
+    hidden = dict(view.hidden)
+    assert hidden.get((vault / "cargo-token").resolve()) is False
+    assert (vault / "missing") not in hidden and (tool_home / ".cargo" / "credentials") not in hidden
+    code, output = await _run(_executor(workspace, tool_home), "cat ~/.cargo/credentials.toml; cargolike")
+    assert MARKER not in output and "cargolike runs" in output
 
 
 async def test_the_workspace_in_a_home_is_visible_and_the_rest_is_not(tool_home: Path) -> None:
@@ -285,3 +305,92 @@ async def test_ordinary_builds_work_in_the_jail(workspace: Path) -> None:
     assert subprocess.run(
         ["git", "-C", str(workspace), "log", "--oneline"], capture_output=True, text=True
     ).stdout
+
+
+# -- links a command plants in a workspace virtualenv (red team, after issue 16) ------------------------------
+# The jail shows back the Python a workspace virtualenv's `python` links to. It followed every link in
+# `.venv/bin` (and `venv`, `env`, `.env`), and the workspace is the model's: one command ran
+# `ln -s ~/Documents .venv/bin/x` (a link's target need not be visible to be made), and the next command's jail
+# showed that folder, or a whole dot-folder of the home (`~/.thunderbird`, `~/.config`), read-only.
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "Documents",
+        "Documents/private.txt",
+        ".codex",
+        ".config/rclone",
+        ".local/share/fish/fish_history",
+        ".ssh/id_ed25519",
+        ".gitconfig",
+    ],
+)
+async def test_links_planted_in_a_workspace_venv_show_nothing_of_the_home(
+    workspace: Path, tool_home: Path, target: str
+) -> None:
+    executor = _executor(workspace, tool_home)
+    for venv in (".venv", "venv", "env", ".env"):
+        code, output = await _run(
+            executor,
+            f"mkdir -p {venv}/bin && ln -s {tool_home / target} {venv}/bin/python "
+            f"&& ln -s {tool_home / target} {venv}/bin/python3.12",
+        )
+        assert code == 0, output
+    await asyncio.sleep(2.1)  # the view is reused for two seconds; the next one sees the links
+    code, output = await _run(
+        executor, f"python3 -c \"$(cat <<'EOF'\n{_READ_ALL}EOF\n)\" {' '.join(PLANTED)}"
+    )
+    assert code == 0, output
+    assert MARKER not in output
+
+
+def test_a_venv_made_from_a_python_under_the_home_still_shows_that_python(
+    workspace: Path, outside_dir: Path
+) -> None:
+    home = outside_dir / "pyhome"
+    python = home / ".local" / "share" / "uv" / "python" / "cpython-3.12" / "bin" / "python3.12"
+    python.parent.mkdir(parents=True)
+    (python.parent.parent / "lib" / "python3.12").mkdir(parents=True)
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
+    pyenv = home / ".pyenv" / "versions" / "3.11.9" / "bin" / "python3.11"
+    pyenv.parent.mkdir(parents=True)
+    pyenv.write_text("#!/bin/sh\n")
+    pyenv.chmod(0o755)
+    (workspace / ".venv" / "bin").mkdir(parents=True)
+    (workspace / ".venv" / "bin" / "python").symlink_to(python)
+    (workspace / "venv" / "bin").mkdir(parents=True)
+    (workspace / "venv" / "bin" / "python3").symlink_to(pyenv)
+    view = host_view(
+        home=home, seepient_home=home / ".seepient", environ={"PATH": "/usr/bin:/bin"}, workspace=workspace
+    )
+    assert python.parent.parent in view.shown and home / ".pyenv" in view.shown
+
+
+async def test_links_planted_in_an_activated_workspace_venv_on_path_show_nothing_of_the_home(
+    tool_home: Path, outside_dir: Path
+) -> None:
+    """The same links, when the user started Seepient with the project's virtualenv activated: its bin folder
+    is a PATH entry under the home, whose links the view followed as it does ~/.local/bin's."""
+    workspace = tool_home / "projects" / "app"
+    (workspace / ".venv" / "bin").mkdir(parents=True)
+    environ = {
+        "PATH": f"{workspace}/.venv/bin:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(tool_home),
+        "LANG": "C.UTF-8",
+    }
+    executor = LocalExecutor(
+        workspace, seepient_home=tool_home / ".seepient", home=tool_home, environ=environ
+    )
+    code, output = await _run(
+        executor,
+        f"ln -s {tool_home / 'Documents'} .venv/bin/docs && ln -s {tool_home / '.gitconfig'} .venv/bin/g",
+    )
+    assert code == 0, output
+    await asyncio.sleep(2.1)
+    code, output = await _run(
+        executor, f"python3 -c \"$(cat <<'EOF'\n{_READ_ALL}EOF\n)\" {' '.join(PLANTED)}"
+    )
+    assert code == 0, output
+    assert MARKER not in output

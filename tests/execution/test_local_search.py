@@ -309,3 +309,29 @@ async def test_engines_agree_on_generated_trees(
         str(root), "needle", glob=glob, ignore_case=ignore_case, output_mode=mode
     )  # type: ignore[arg-type]
     assert fast.lines == slow.lines
+
+
+# -- ignore files that are not files (red team, after issue 16) -----------------------------------------------
+# The search reads every folder's ignore files on the host. A FIFO named .gitignore hung the Python search for
+# good, and a link to /dev/zero made it (and ripgrep) read without end; the control guard undoes such a link
+# planted by a jailed command (tests/execution/test_control_guard.py), and the Python search reads only a
+# regular file of bounded size whatever is there.
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+async def test_the_python_search_reads_only_regular_ignore_files(
+    tree: Path, fake_home: Path, kind: str
+) -> None:
+    import asyncio
+
+    ignore = tree / "src" / ".ignore"
+    if kind == "fifo":
+        os.mkfifo(ignore)
+    elif kind == "dev-zero":
+        ignore.symlink_to("/dev/zero")
+    else:
+        ignore.write_text("main.py\n" + "x" * (2 << 20))
+    executor = make_executor(tree, fake_home, ripgrep=None)
+    async with asyncio.timeout(20):
+        found = await executor.reads.grep(str(tree), "needle")
+    assert any(line.endswith("main.py") for line in found.lines), found

@@ -36,12 +36,9 @@ def _servers(
         workspace, seepient_home=fake_home / ".seepient", home=fake_home, environ=environ
     )
     return LanguageServers(
-        workspace,
         list(configs) or [JEDI],
+        jail=executor.jail,
         read_file=executor.reads.read_file,
-        seepient_home=fake_home / ".seepient",
-        home=fake_home,
-        environ=environ,
         request_timeout_s=30,
         diagnostics_wait_s=5,
     )

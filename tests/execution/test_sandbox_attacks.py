@@ -409,6 +409,36 @@ async def test_a_bwrap_that_cannot_start_refuses_with_the_fix(
     assert not (workspace / "ran.txt").exists()
 
 
+async def test_a_first_command_that_succeeds_needs_no_probe_and_a_failing_one_asks_it(
+    make_executor: Callable[..., LocalExecutor], workspace: Path, tmp_path: Path
+) -> None:
+    # A bwrap of its own name, so this process has no probe answer for it yet.
+    bwrap = tmp_path / "bwrap"
+    bwrap.symlink_to(BwrapSandbox().bwrap or "/usr/bin/bwrap")
+    executor = make_executor(bwrap=BwrapSandbox(str(bwrap)))
+    outcome = await shell(executor, "echo ran > ran.txt")
+    assert (outcome.exit_code, outcome.sandbox) == (0, "bwrap")
+    assert (workspace / "ran.txt").read_text() == "ran\n"
+    assert BwrapSandbox(str(bwrap)).probed() is None
+    # A failure might have been bubblewrap's own: the probe says it was not, and the command's status stands.
+    outcome = await shell(executor, "echo failed >&2; exit 3")
+    assert (outcome.exit_code, outcome.stderr) == (3, "failed\n")
+    status = BwrapSandbox(str(bwrap)).probed()
+    assert status is not None and status.available
+
+
+async def test_a_bwrap_that_fails_after_a_good_probe_reports_its_own_error(
+    make_executor: Callable[..., LocalExecutor], workspace: Path, tmp_path: Path
+) -> None:
+    # The probe's answer is kept: a later command bubblewrap cannot set up is the command's failure.
+    executor = make_executor(bwrap=BwrapSandbox())
+    outcome = await shell(executor, "true")
+    assert outcome.exit_code == 0
+    outcome = await run_shell(executor, ShellCommand(command="true", cwd=str(workspace / "gone")))
+    assert outcome.exit_code != 0
+    assert "bwrap" in outcome.stderr
+
+
 async def test_sandbox_off_runs_directly_with_a_scrubbed_environment(
     make_executor: Callable[..., LocalExecutor], workspace: Path
 ) -> None:

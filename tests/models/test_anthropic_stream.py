@@ -14,6 +14,7 @@ from seepient.protocol import (
     ImagePart,
     Message,
     ModelRequest,
+    ReasoningChunk,
     TextChunk,
     ToolCall,
     ToolCallChunk,
@@ -194,6 +195,19 @@ async def test_thinking_blocks_go_back_first_with_their_signature_unchanged(sse_
             {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "calc.py"}},
         ],
     }
+
+
+async def test_thinking_streams_as_reasoning_apart_from_the_answer(sse_server):
+    sse_server.queue(
+        Reply.anthropic_synthesized("The answer.", thinking=("First I weigh the options.", "sig-1"))
+    )
+    events = await collect(make_model(sse_server), HELLO.model_copy(update={"reasoning_effort": "low"}))
+    reasoning = "".join(event.text for event in events if isinstance(event, ReasoningChunk))
+    assert reasoning == "First I weigh the options."
+    assert streamed_text(events) == "The answer." == only_completion(events).message.content
+    # Reasoning comes before the answer's first word, as the provider sent it.
+    kinds = [type(event).__name__ for event in events if isinstance(event, ReasoningChunk | TextChunk)]
+    assert kinds.index("TextChunk") > kinds.index("ReasoningChunk")
 
 
 async def test_redacted_thinking_goes_back_as_received(sse_server):

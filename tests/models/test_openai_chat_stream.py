@@ -235,7 +235,7 @@ async def test_request_body_maps_the_conversation_and_tools(sse_server):
             {"role": "tool", "tool_call_id": "call_1", "content": "def add(a, b):\n    return a - b\n"},
             {
                 "role": "assistant",
-                "content": None,
+                "content": "",
                 "tool_calls": [
                     {
                         "id": "call_2",

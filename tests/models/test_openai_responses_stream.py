@@ -14,6 +14,7 @@ from seepient.protocol import (
     ImagePart,
     Message,
     ModelRequest,
+    ReasoningChunk,
     TextChunk,
     ToolCall,
     ToolCallChunk,
@@ -27,7 +28,13 @@ from tests.models.helpers import (
     streamed_text,
     track,
 )
-from tests.support.sse_server import Reply, SSEReplayServer, named_event, transcript_events
+from tests.support.sse_server import (
+    Reply,
+    SSEReplayServer,
+    data_event,
+    named_event,
+    transcript_events,
+)
 
 TOOL_CALL = "openai_responses__pydantic_ai__test_openai_responses_stream__interaction0.sse"
 TEXT_AFTER_TOOL = "openai_responses__pydantic_ai__test_openai_responses_stream__interaction1.sse"
@@ -146,6 +153,20 @@ async def test_reasoning_is_kept_encrypted_and_counted_as_output(sse_server):
 
 
 # --- the request ----------------------------------------------------------------------------------------
+
+
+async def test_reasoning_summary_deltas_stream_as_reasoning_and_not_as_text(sse_server):
+    synthesized = Reply.responses_synthesized("Six.", reasoning="enc")
+    summary = [
+        data_event({"type": "response.reasoning_summary_part.added", "output_index": 0, "summary_index": 0}),
+        data_event({"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": "Adding "}),
+        data_event({"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": "them up."}),
+        data_event({"type": "response.reasoning_summary_text.done", "output_index": 0, "text": "x"}),
+    ]
+    sse_server.queue(Reply(events=(synthesized.events[0], *summary, *synthesized.events[1:])))
+    events = await collect(make_model(sse_server, "gpt-5"), QUESTION)
+    assert [e.text for e in events if isinstance(e, ReasoningChunk)] == ["Adding ", "them up."]
+    assert streamed_text(events) == "Six." == only_completion(events).message.content
 
 
 async def test_the_first_request_has_the_recorded_shape(sse_server, sse_index):

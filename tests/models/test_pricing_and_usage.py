@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from seepient.config.settings import PriceSettings, Settings
+from seepient.config.sections import PriceSettings
+from seepient.config.settings import Settings
 from seepient.models.pricing import estimate_cost, priced
 from seepient.protocol import ImagePart, Usage
 
@@ -56,6 +57,17 @@ def test_usage_adds_up_and_keeps_an_unknown_cost_unknown():
     ) == (15, 3, 4, 1)
     assert total.cost_usd == 0.5
     assert (b + b).cost_usd is None
+
+
+def test_usage_nobody_reported_stays_unknown_through_sums_prices_and_display():
+    unknown = Usage()
+    total = Usage.zero() + Usage(input_tokens=5, output_tokens=1) + unknown
+    assert (total.input_tokens, total.output_tokens, total.total_tokens) == (None, None, None)
+    assert total.tokens_summary() == "unknown in / unknown out"
+    assert (Usage.zero() + Usage(input_tokens=1234, output_tokens=5)).tokens_summary() == "1,234 in / 5 out"
+    prices = Settings.model_validate({"models": {"prices": {"llama:smollm": {"input": 1, "output": 1}}}})
+    assert priced(unknown, "llama:smollm", prices.models.prices).cost_usd is None
+    assert Usage.model_validate_json(unknown.model_dump_json()) == unknown
 
 
 @pytest.mark.parametrize(

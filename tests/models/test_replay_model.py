@@ -153,7 +153,7 @@ async def test_the_replay_model_satisfies_the_model_protocol_surface(tmp_path):
         (
             "unknown.yaml",
             "- text: a\n- txt: b\n",
-            "turn 2: unknown key 'txt' (allowed: text, tool_calls, tokens_per_second)",
+            "turn 2: unknown key 'txt' (allowed: text, tool_calls, tokens_per_second, thinking)",
         ),
         (
             "unknown_call.yaml",

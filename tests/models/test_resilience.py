@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seepient.config.settings import CircuitBreakerSettings, RetrySettings
+from seepient.config.sections import CircuitBreakerSettings, RetrySettings
 from seepient.models.base import ModelError
 from seepient.models.resilience import BreakerBoard, CircuitBreaker, RetryPolicy
 from tests.support.clock import FakeClock
@@ -29,13 +29,13 @@ def test_backoff_spreads_over_the_whole_window():
     assert min(delays) < 0.2 and max(delays) > 3.8
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 413, 422, 451])
 def test_client_errors_are_never_retried_even_if_flagged_retryable(status):
     decision = POLICY.decide(ModelError("x", retryable=True, status=status), 1, random.Random(0))
     assert not decision.retry
 
 
-@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504, 529, None])
+@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504, 529, None])
 def test_transient_failures_are_retried_until_the_attempts_run_out(status):
     error = ModelError("x", retryable=True, status=status)
     rng = random.Random(0)

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from seepient.config.settings import ModelSettings, Settings
+from seepient.config.sections import ModelSettings
+from seepient.config.settings import Settings
 from seepient.models.anthropic import AnthropicModel
 from seepient.models.base import ModelError
 from seepient.models.gemini import GeminiModel

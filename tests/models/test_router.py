@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from seepient.config.settings import ModelSettings, Settings
+from seepient.config.sections import ModelSettings
+from seepient.config.settings import Settings
 from seepient.models.base import ModelError
 from seepient.models.openai_chat import OpenAIChatModel
 from seepient.models.router import Attempt, ModelRouter, RouteExhausted, StreamInterrupted
@@ -582,3 +583,29 @@ async def test_a_server_that_lingers_after_the_final_event_does_not_hold_the_ans
     routed = make_router(model_settings(sse_server, ONE_ROUTE), clock).route()
     assert only_completion(await collect(routed)).message.content == "done soon"
     assert streamed_text(await collect(routed)) == "next"
+
+
+# --- the output cap ---------------------------------------------------------------------------------------
+
+
+async def test_every_request_carries_the_default_output_cap(sse_server, clock):
+    sse_server.queue(Reply.synthesized("ok"))
+    await collect(make_router(model_settings(sse_server, ONE_ROUTE), clock).route())
+    assert sse_server.last_request.json()["max_tokens"] == 8192
+
+
+async def test_each_target_gets_its_own_cap_and_a_smaller_cap_asked_for_stays(sse_server, clock):
+    caps = {"default": 2000, "local:small": 300}
+    settings = model_settings(sse_server, ONE_ROUTE, maxOutputTokens=caps)
+    sse_server.queue(Reply.error(404, "no such model: big"), Reply.synthesized("ok"))
+    routed = make_router(settings, clock).route()
+    await collect(routed, HELLO.model_copy(update={"max_output_tokens": 4000}))
+    assert [r.json()["max_tokens"] for r in sse_server.requests] == [2000, 300]
+    sse_server.queue(Reply.synthesized("ok"))
+    await collect(routed, HELLO.model_copy(update={"max_output_tokens": 100}))
+    assert sse_server.last_request.json()["max_tokens"] == 100
+
+
+def test_a_cap_below_one_is_a_settings_error():
+    with pytest.raises(ValueError, match=r"maxOutputTokens\.local:small must be at least 1, not 0"):
+        Settings.model_validate({"models": {"maxOutputTokens": {"local:small": 0}}})

@@ -103,7 +103,10 @@ async def test_running_past_the_last_turn_names_the_step_and_the_model() -> None
             [{"text": "a"}, "b"],
             "scripted model 'bad': turn 2 must be a mapping with text and/or tool_calls, not a string",
         ),
-        ([{"txt": "a"}], "turn 1: unknown key 'txt' (allowed: text, tool_calls, tokens_per_second)"),
+        (
+            [{"txt": "a"}],
+            "turn 1: unknown key 'txt' (allowed: text, tool_calls, tokens_per_second, thinking)",
+        ),
         ([{"text": 3}], "turn 1: text must be a string, not a number; quote it"),
         (
             [{"tool_calls": [{"name": "read_file", "arguments": ["a"]}]}],

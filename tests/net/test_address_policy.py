@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from seepient.config.settings import NetSettings
+from seepient.config.sections import NetSettings
 from seepient.net import AddressPolicy, blocked_reason, policy_from_settings
 from seepient.net.address_policy import local_name_reason
 from seepient.net.special_addresses import IPV4_SPECIAL, IPV6_SPECIAL, REGISTRY_DATE, REGISTRY_SOURCE

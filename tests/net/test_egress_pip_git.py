@@ -27,7 +27,7 @@ from seepient.net import AddressPolicy
 from seepient.protocol import Capability, ShellCommand, ShellOutcome
 from tests.approved import run_shell
 from tests.net.conftest import mapped_resolver
-from tests.net.test_safe_fetch_tls import _certificate
+from tests.support.tls_server import self_signed_certificate
 
 pytestmark = pytest.mark.skipif(
     (shutil.which("git") is None or shutil.which("openssl") is None) and os.environ.get("CI") != "true",
@@ -99,7 +99,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def https_site(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     root = tmp_path / "site"
     _site(root)
-    cert, key = _certificate(tmp_path, "allowed.test")
+    cert, key = self_signed_certificate(tmp_path, "allowed.test")
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
 

@@ -7,8 +7,6 @@ import asyncio
 import os
 import shlex
 import shutil
-import socket
-import ssl
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,7 +20,7 @@ from seepient.protocol import Capability, ShellCommand, ShellOutcome
 from tests.approved import run_shell
 from tests.net.conftest import loopback_policy, mapped_resolver
 from tests.net.local_http import LocalHttpServer, text
-from tests.net.test_safe_fetch_tls import _certificate
+from tests.support.tls_server import tls_server
 
 # The base interpreter: a checkout's virtualenv may live under /tmp, which the sandbox makes private.
 PY = shlex.quote(os.path.realpath(sys.executable))
@@ -191,39 +189,21 @@ async def test_real_tls_through_the_tunnel_keeps_the_hostname(
 ) -> None:
     """curl speaks TLS to an allowlisted name through CONNECT, verifying the certificate for that name,
     as pip and git do over HTTPS."""
-    cert, key = _certificate(tmp_path, "allowed.test")
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            await reader.readuntil(b"\r\n\r\n")
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\nconnection: close\r\n\r\ntls tunnel")
-            await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=context)
-    port = server.sockets[0].getsockname()[1]
-    # The CA file must be visible inside the sandbox, whose /tmp is private: put it in the workspace.
-    ca = executor.workspace / "ca.pem"
-    ca.write_bytes(cert.read_bytes())
-    executor = LocalExecutor(
-        executor.workspace,
-        seepient_home=tmp_path / "seepient-home",
-        home=tmp_path / "home",
-        network_egress="filtered",
-        net_policy=AddressPolicy.build(allow_ranges=["127.0.0.1/32"], allow_ports=[port]),
-        net_resolver=mapped_resolver({"allowed.test": ["127.0.0.1"]}),
-        egress_domain_check=_deny_evil,
-    )
-    try:
-        outcome = await _run(executor, f"curl -sS --cacert ca.pem https://allowed.test:{port}/")
-    finally:
-        server.close()
-        await server.wait_closed()
+    response = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\nconnection: close\r\n\r\ntls tunnel"
+    async with tls_server(tmp_path, "allowed.test", response) as server:
+        # The CA file must be visible inside the sandbox, whose /tmp is private: put it in the workspace.
+        ca = executor.workspace / "ca.pem"
+        ca.write_bytes(server.cert.read_bytes())
+        executor = LocalExecutor(
+            executor.workspace,
+            seepient_home=tmp_path / "seepient-home",
+            home=tmp_path / "home",
+            network_egress="filtered",
+            net_policy=AddressPolicy.build(allow_ranges=["127.0.0.1/32"], allow_ports=[server.port]),
+            net_resolver=mapped_resolver({"allowed.test": ["127.0.0.1"]}),
+            egress_domain_check=_deny_evil,
+        )
+        outcome = await _run(executor, f"curl -sS --cacert ca.pem https://allowed.test:{server.port}/")
     assert outcome.exit_code == 0, outcome.stderr
     assert outcome.stdout == "tls tunnel"
+    assert server.names == ["allowed.test"]

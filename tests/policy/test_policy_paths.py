@@ -9,7 +9,7 @@ import pytest
 
 from seepient.policy import PathGuard
 from seepient.policy.paths import RULE_INVALID, RULE_OUTSIDE, RULE_SELF, RULE_SENSITIVE
-from seepient.protocol import PathAccess, PathDenied
+from seepient.protocol import Decision, PathAccess, PathDenied
 
 INSIDE, OUTSIDE = "inside", "outside"
 
@@ -359,3 +359,44 @@ def test_user_skills_are_readable_but_the_rest_of_seepient_home_is_not(tmp_path)
             guard.for_read(str(refused))
     with pytest.raises(PathDenied):
         guard.for_write(str(skill / "SKILL.md"))
+
+
+# -- what the jail hides, read on the host (red team, after issue 16) ------------------------------------------
+# The jail replaces /run with an empty tmpfs and gets its own minimal /dev, so a jailed interpreter never saw
+# these; but read_file and grep read on the host, and the path guard only knew the table's entries. In
+# autonomous-trusted mode they read a Kubernetes service-account token, cloud-init user data, the user's
+# session sockets' folder, or another terminal's input (the approval answer a person was typing) unasked.
+
+HOST_ONLY_SECRETS = [
+    "/run/secrets/kubernetes.io/serviceaccount/token",
+    "/var/run/secrets/kubernetes.io/serviceaccount/token",
+    "/run/secrets/db_password",
+    "/run/user/1000/keyring/control",
+    "/var/lib/cloud/instance/user-data.txt",
+    "/run/cloud-init/instance-data-sensitive.json",
+    "/dev/tty",
+    "/dev/tty1",
+    "/dev/ttyS0",
+    "/dev/pts/0",
+    "/dev/console",
+    "/dev/vcs1",
+    "/dev/vcsa",
+    "/dev/input/event0",
+]
+
+
+@pytest.mark.parametrize("path", HOST_ONLY_SECRETS)
+@pytest.mark.parametrize("mode", ["ask-untrusted", "autonomous-trusted"])
+def test_what_the_jail_hides_is_refused_to_the_host_side_readers(
+    layout, actions, mode: str, path: str
+) -> None:
+    engine = layout.engine(mode, allow=["Read(//**)"])
+    for operation in ("read_file", "grep"):
+        verdict = engine.evaluate(actions.read(path, operation=operation))
+        assert (verdict.decision, verdict.rule) == (Decision.DENY, "path_guard:sensitive"), (path, verdict)
+
+
+def test_a_shell_line_may_still_write_to_and_read_from_its_own_terminal(layout, actions) -> None:
+    engine = layout.engine("always-ask", allow=["Shell(echo:*)", "Shell(read:*)"])
+    for line in ("echo progress > /dev/tty", "read answer < /dev/tty"):
+        assert engine.evaluate(actions.shell(line)).decision is Decision.ALLOW, line

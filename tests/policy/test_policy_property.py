@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seepient.policy import analyse_command
 from seepient.protocol import ActionKind, Decision, PreparedActionDraft, ShellCommand
+from seepient.shell import analyse_command
 
 MODES = ("always-ask", "ask-untrusted", "autonomous-trusted")
 ALLOW_SETS = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,7 +11,6 @@ import pytest
 from seepient.config import SeepientPaths, SettingsError, load_settings
 from seepient.config.settings import PermissionSettings, PermissionSources, RuleSource
 from seepient.policy import PolicyEngine, PolicyRuleError, parse_rule
-from seepient.policy.commands import Word
 from seepient.policy.engine import PolicyModeError
 from seepient.protocol import (
     ActionKind,
@@ -19,6 +19,7 @@ from seepient.protocol import (
     PreparedActionDraft,
 )
 from seepient.protocol.actions import McpCall
+from seepient.shell import Word
 
 ALLOW, ASK, DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
 
@@ -112,6 +113,19 @@ def test_path_rules(tmp_path: Path, rule: str, path: str, strict: bool, lenient:
     parsed = parse_rule(rule)
     assert parsed.matches_path(absolute, workspace=workspace, home=home, lenient=False) is strict
     assert parsed.matches_path(absolute, workspace=workspace, home=home, lenient=True) is lenient
+
+
+def test_a_path_rule_answers_the_same_when_asked_again_and_only_for_its_own_workspace(tmp_path: Path) -> None:
+    # The answers are remembered per rule; the workspace and home are part of what is asked.
+    rule = parse_rule("Read(.env)")
+    first, second = tmp_path / "first", tmp_path / "second"
+    for _ in range(2):
+        assert rule.matches_path(str(first / ".env"), workspace=first, home=tmp_path, lenient=False)
+        assert not rule.matches_path(str(first / ".env"), workspace=second, home=tmp_path, lenient=False)
+        assert rule.matches_path(str(first / ".ENV"), workspace=first, home=tmp_path, lenient=True)
+        assert not rule.matches_path(str(first / ".ENV"), workspace=first, home=tmp_path, lenient=False)
+    other = dataclasses.replace(rule, pattern="other")
+    assert other._path_answers == {}
 
 
 BELOW = [
@@ -432,7 +446,7 @@ def test_every_malformed_rule_is_reported_at_once(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     managed = tmp_path / "managed.json"
-    managed.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}))
+    managed.write_text(json.dumps({"permissions": {"allow": ["Bsh(ls)"]}}))
     user = SeepientPaths(home=tmp_path / "home")
     user.user_settings.parent.mkdir(parents=True)
     user.user_settings.write_text(json.dumps({"permissions": {"ask": ["Read(../x)", "Read(ok)"]}}))
@@ -442,6 +456,6 @@ def test_every_malformed_rule_is_reported_at_once(tmp_path: Path) -> None:
             workspace, seepient_home=user.home, mode="ask-untrusted", permissions=settings.permissions
         )
     lines = str(raised.value).splitlines()
-    assert lines[0].startswith(f"{managed}: permissions.allow[0]: 'Bash(ls)'")
+    assert lines[0].startswith(f"{managed}: permissions.allow[0]: 'Bsh(ls)'")
     assert lines[1].startswith(f"{user.user_settings}: permissions.ask[0]: 'Read(../x)'")
     assert len(lines) == 2

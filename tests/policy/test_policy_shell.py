@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from seepient.policy import analyse_command
-from seepient.policy.shell import split_words
 from seepient.protocol import Capability
+from seepient.shell import analyse_command, split_words
 
 BASH = "/bin/bash"
 

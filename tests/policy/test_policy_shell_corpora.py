@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from seepient.policy import analyse_command
 from seepient.protocol import ActionKind, Decision, PreparedActionDraft, ShellCommand
+from seepient.shell import analyse_command
 
 VERDICTS = Path(__file__).with_name("shell_corpus_verdicts.json")
 

@@ -5,7 +5,7 @@ Each line below was allowed before: an allow rule such as ``Shell(echo:*)`` cove
 judged known-safe, while bash ran a command hidden inside a value (prompt expansion, indirection,
 arithmetic, subscripts, variable names builtins evaluate), split a word where the analysis did not, or
 changed which program a later name finds. Now each is unparsed, and an unparsed line asks in every mode.
-The bash oracle (``test_policy_bash_oracle.py``) shows for each family that bash really runs the command.
+The bash oracle (``tests/shell/test_bash_oracle.py``) shows for each family that bash really runs the command.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import subprocess
 
 import pytest
 
-from seepient.policy import analyse_command
-from seepient.policy.commands import Word
-from seepient.policy.shell_evaluation import builtin_assignments, constant_arithmetic, plain_name
 from seepient.protocol import Decision
+from seepient.shell import Word, analyse_command
+from seepient.shell.evaluation import builtin_assignments, constant_arithmetic, plain_name
 
 ALLOW, ASK, DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
 # Rules a user might well write; each attack below stays inside what they name.

@@ -1,4 +1,4 @@
-"""Privileged and kernel-level commands (``policy/privileged.py``) are denied in every mode, through every
+"""Privileged and kernel-level commands (``shell/privileged.py``) are denied in every mode, through every
 wrapper and nesting an attacker would try, unless an allow rule of the user, managed or ``--config``
 settings names the command; a project's rules, session grants and ``-y`` never open them. Read-only forms of
 the same programs are left alone."""

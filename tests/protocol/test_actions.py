@@ -75,3 +75,24 @@ def test_drafts_are_frozen():
 def test_message_helpers():
     assert Message.user("hi").role == "user"
     assert Message.system("s").content == "s"
+
+
+def test_a_remembered_digest_belongs_to_its_payload_object():
+    from seepient.protocol.actions import McpCall, ReadAction
+
+    shell = ShellCommand(command="echo a", cwd=".")
+    draft = _draft(shell)
+    assert draft.digest == draft.digest == payload_digest(shell)
+    # Another payload (a copy made with one) gets its own digest; an equal draft stays equal.
+    other = draft.model_copy(update={"payload": ShellCommand(command="echo b", cwd=".")})
+    assert other.digest == payload_digest(other.payload) != draft.digest
+    assert PreparedActionDraft.model_validate(draft.model_dump(mode="json")) == draft
+    # A dict inside a frozen payload can change in place: those digests are made afresh every time.
+    for payload in (
+        ReadAction(operation="glob", paths=("/w",), params={"pattern": "*"}),
+        McpCall(server="s", tool="t", arguments={"a": 1}),
+    ):
+        read = _draft(payload)
+        before = read.digest
+        (payload.params if isinstance(payload, ReadAction) else payload.arguments)["changed"] = True
+        assert read.digest == payload_digest(payload) != before

@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from seepient.protocol import (
-    ActionKind,
     ApprovalDecision,
     ApprovedAction,
     CommitOutcome,
@@ -43,12 +42,10 @@ class HandOffProbe(Tool[_Args]):
     async def prepare(self, args: _Args, ctx: ToolContext) -> PreparedActionDraft:
         if args.write:
             change = FileChange(path="probe.txt", pre_image_sha256=None, new_content="landed\n")
-            draft = ctx.draft(
-                self.name, ActionKind.FILE_CHANGE, change, read_only=False, summary="Write probe.txt"
-            )
+            draft = ctx.draft(self.name, change, summary="Write probe.txt")
         else:
             read = ReadAction(operation="glob", paths=(str(ctx.workspace),))
-            draft = ctx.draft(self.name, ActionKind.READ, read, read_only=True, summary="peek")
+            draft = ctx.draft(self.name, read, summary="peek")
         self.prepared.append(draft)
         return draft
 

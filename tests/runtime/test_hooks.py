@@ -239,6 +239,30 @@ async def test_hooks_get_a_scrubbed_environment(make_session, tmp_path, hooks_di
     assert env["HOME"] == str(tmp_path) and env["LANG"] == "C.UTF-8"
 
 
+async def test_a_hook_finds_no_program_in_the_workspace_on_its_path(make_session, tmp_path, hooks_dir):
+    """Red team: the hook is the user's program, but what it runs by name was looked up on a PATH that held
+    the workspace's activated virtualenv (and relative entries), where the model plants a `formatter`."""
+    planted = tmp_path / "ws" / ".venv" / "bin" / "formatter"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(f"#!/bin/sh\ntouch {tmp_path / 'PLANTED-RAN'}\n")
+    planted.chmod(0o755)
+    command = _hook_program(
+        hooks_dir,
+        "runs",
+        "import subprocess\n"
+        "subprocess.run(['formatter'], check=False) if __import__('shutil').which('formatter') else None\n"
+        "open(log + '.path', 'w').write(os.environ['PATH'])\n",
+    )
+    _write_user_hooks(tmp_path, {"preToolUse": [{"command": command}]})
+    environ = {"PATH": f"{planted.parent}:.:bin::{os.environ['PATH']}", "HOME": str(tmp_path)}
+    session, events = make_session([_call("glob", pattern="*"), {"text": "ok"}], environ=environ)
+    await session.run("x")
+    assert _results(events)[0].status == "ok"
+    assert not (tmp_path / "PLANTED-RAN").exists()
+    entries = (hooks_dir / "runs.log.path").read_text().split(":")
+    assert str(planted.parent) not in entries and all(entry.startswith("/") for entry in entries), entries
+
+
 # -- who may configure hooks ----------------------------------------------------------------------------
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from seepient.protocol import ErrorEvent, TextDelta, ToolResult, TurnCompleted, TurnStarted
+from seepient.protocol import (
+    ErrorEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolResult,
+    TurnCompleted,
+    TurnStarted,
+)
 from tests.runtime.conftest import ProbeTool, SerialProbe, audit_actions
 
 
@@ -21,6 +28,16 @@ async def test_final_text_ends_the_turn_and_streams(make_session):
     assert isinstance(events[0], TurnStarted) and isinstance(events[-1], TurnCompleted)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert session.events_since(events[-2].seq) == [events[-1]]
+
+
+async def test_reasoning_streams_as_its_own_event_and_stays_out_of_the_answer(make_session):
+    session, events = make_session([{"thinking": "weighing it up", "text": "the answer"}])
+    outcome = await session.run("hi")
+    assert outcome.text == "the answer" and session.history[-1].content == "the answer"
+    reasoning = [e for e in events if isinstance(e, ReasoningDelta)]
+    assert [e.text for e in reasoning] == ["weighing it up"]
+    first_text = next(e for e in events if isinstance(e, TextDelta))
+    assert reasoning[0].seq < first_text.seq and reasoning[0].turn_id == first_text.turn_id
 
 
 async def test_step_limit_ends_the_turn(make_session):

@@ -17,11 +17,14 @@ from typing import Any
 
 import pytest
 
-from seepient.config.settings import McpServerSettings
+from seepient.config import SeepientPaths
+from seepient.config.sections import McpServerSettings
 from seepient.execution.mcp_transport import HostMcpConnector
+from seepient.models.scripted import FunctionModel
 from seepient.net import AddressPolicy
 from seepient.protocol import ApprovalDecision, ErrorEvent, PermissionRequest, ToolResult
 from seepient.protocol.actions import McpCall, McpServerStart
+from seepient.runtime import Session, SessionOptions
 from seepient.tools.mcp import McpCallFailed, McpReport, McpServers, result_text
 from seepient.tools.registry import ToolRegistry
 from tests.conftest import BIN
@@ -344,6 +347,7 @@ async def test_project_server_starts_when_a_person_approves_it(tmp_path, make_se
     session, events = make_session([{"text": "hello"}], approver=approver, project_trust=True)
     try:
         await session.run("hi")
+        await session.mcp.ready()
         assert "mcp__time__get_current_time" in session.registry.names()
     finally:
         await session.aclose()
@@ -529,3 +533,106 @@ async def test_an_http_server_that_goes_away_is_reported_and_its_tools_removed(t
     finally:
         process.kill()
         await servers.aclose()
+
+
+# -- servers start in the background: the model is not kept waiting for them ------------------------------
+
+
+def _gated_helper(gate: Path) -> dict[str, Any]:
+    """The helper server, held before it speaks MCP until ``gate`` exists: a start-up as slow as the test
+    wants, with no timing in the test."""
+    code = (
+        "import pathlib, runpy, sys, time\n"
+        f"gate = pathlib.Path({str(gate)!r})\n"
+        "while not gate.exists():\n    time.sleep(0.02)\n"
+        f"sys.argv = [{str(HELPER)!r}]\n"
+        f"runpy.run_path({str(HELPER)!r}, run_name='__main__')\n"
+    )
+    return {"command": sys.executable, "args": ["-c", code]}
+
+
+async def test_the_first_turn_does_not_wait_for_a_server_still_starting(tmp_path, make_session):
+    gate = tmp_path / "gate"
+    _user_settings(tmp_path, {"mcpServers": {"helper": _gated_helper(gate)}})
+    session, events = make_session([{"text": "hello"}])
+    try:
+        # Were the turn held until the server is up, it would never end: the gate opens only afterwards.
+        outcome = await asyncio.wait_for(session.run("hi"), timeout=120)
+        assert outcome.reason == "final"
+        assert not any(name.startswith("mcp__helper__") for name in session.registry.names())
+        gate.touch()
+        await asyncio.wait_for(session.mcp.ready(), timeout=120)
+        assert "mcp__helper__echo" in session.registry.names()
+    finally:
+        gate.touch()
+        await session.aclose()
+    (start,) = _actions(session, "mcp_server_start")
+    assert start["outcome"]["status"] == "ok", start["outcome"]
+
+
+async def test_the_sdk_loads_only_once_the_first_request_is_answered(tmp_path, monkeypatch):
+    # Importing the SDK on a thread holds the GIL, which would delay the request being built and sent: the
+    # start waits for the model's first answer (here a model that thinks for a fifth of a second first).
+    import seepient.runtime.mcp as session_mcp
+
+    order: list[str] = []
+    load = session_mcp._load_mcp_sdk
+    monkeypatch.setattr(session_mcp, "_load_mcp_sdk", lambda: (order.append("sdk"), load()))
+
+    async def slow_to_answer(request: Any) -> dict[str, Any]:
+        order.append("request")
+        await asyncio.sleep(0.2)
+        return {"text": "hello"}
+
+    _user_settings(tmp_path, {"mcpServers": {"helper": {"command": sys.executable, "args": [str(HELPER)]}}})
+    (tmp_path / "ws").mkdir()
+    session = Session.open(
+        SessionOptions(
+            workspace=tmp_path / "ws",
+            model=FunctionModel(slow_to_answer),
+            paths=SeepientPaths(home=tmp_path / "seepient-home"),
+        )
+    )
+    session.subscribe(lambda event: event.type == "text_delta" and order.append("answer"))
+    try:
+        await asyncio.wait_for(session.run("hi"), timeout=120)
+        await asyncio.wait_for(session.mcp.ready(), timeout=120)
+        assert "mcp__helper__echo" in session.registry.names()
+    finally:
+        await session.aclose()
+    assert order[:3] == ["request", "answer", "sdk"], order
+
+
+async def test_a_call_to_a_tool_of_a_server_still_starting_waits_for_it(tmp_path, make_session):
+    gate = tmp_path / "gate"
+    _user_settings(tmp_path, {"mcpServers": {"helper": _gated_helper(gate)}})
+    session, events = make_session(
+        [_call("mcp__helper__echo", text="hi", times=2), {"text": "done"}], mode="autonomous-trusted"
+    )
+    loop = asyncio.get_running_loop()
+    try:
+        # The model calls the tool before the server is up; the call waits for the start instead of
+        # failing as an unknown tool.
+        loop.call_later(0.3, gate.touch)
+        outcome = await asyncio.wait_for(session.run("go"), timeout=120)
+    finally:
+        gate.touch()
+        await session.aclose()
+    assert outcome.reason == "final"
+    (result,) = _results(events)
+    assert result.status == "ok" and result.output == "hihi", result.output
+
+
+async def test_a_session_closed_while_its_server_starts_leaves_no_process_and_an_outcome(
+    tmp_path, make_session
+):
+    gate = tmp_path / "gate"
+    _user_settings(tmp_path, {"mcpServers": {"helper": _gated_helper(gate)}})
+    session, events = make_session([{"text": "hello"}])
+    await session.run("hi")
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.3, gate.touch)
+    await asyncio.wait_for(session.aclose(), timeout=120)
+    assert not _server_pids(str(gate)), "closing the session stops the server it was starting"
+    (start,) = _actions(session, "mcp_server_start")
+    assert start["outcome"]["status"] in {"ok", "error"}, "every start intent has its outcome"

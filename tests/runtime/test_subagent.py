@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 
 from seepient.audit.verify import verify_log
 from seepient.config import SeepientPaths
-from seepient.config.settings import ModelSettings
+from seepient.config.sections import ModelSettings
 from seepient.models.router import ModelRouter
 from seepient.protocol import (
     ApprovalDecision,
@@ -662,3 +662,40 @@ async def test_a_grandchilds_question_reaches_the_person_labelled_with_the_grand
     assert grandchild_ask.agent is not None
     assert grandchild_ask.agent.startswith(f"sub-agent {grandchild_id} (depth 2) of {child_id}")
     assert not (harness.workspace / "deep.txt").exists()
+
+
+def test_a_childs_options_take_the_surfaces_choices_from_the_parent_and_none_of_its_state(
+    tmp_path: Path,
+) -> None:
+    approver = ScriptedApprover()
+    parent = SessionOptions(
+        workspace=tmp_path,
+        model="replay:script.yaml",
+        base_url="http://127.0.0.1:1",
+        auto_approve=True,
+        approver=approver,
+        surface="tui",
+        max_steps=7,
+        environ={"HOME": str(tmp_path)},
+        principal="local:me",
+        config_file=tmp_path / "extra.json",
+        skills=["review"],
+        history=[Message(role="user", content="earlier")],
+        grants=[("shell", "make")],
+        event_history=10,
+        resumed=True,
+    )
+    child = parent.for_child(tmp_path / "task", mode="plan", session_id="ses_child")
+    assert child == SessionOptions(
+        workspace=tmp_path / "task",
+        model="replay:script.yaml",
+        base_url="http://127.0.0.1:1",
+        auto_approve=True,
+        approver=approver,
+        surface="tui",
+        max_steps=7,
+        environ={"HOME": str(tmp_path)},
+        principal="local:me",
+        mode="plan",
+        session_id="ses_child",
+    )

@@ -60,9 +60,7 @@ class LogPeekTool(Tool[_PeekArgs]):
     async def prepare(self, args: _PeekArgs, ctx: ToolContext) -> PreparedActionDraft:
         return ctx.draft(
             self.name,
-            kind="read",
             payload=ReadAction(operation="glob", paths=(str(ctx.workspace),)),
-            read_only=True,
             summary="peek",
         )
 
@@ -90,16 +88,18 @@ async def test_an_action_whose_intent_cannot_be_written_never_runs(make_session)
         [_call("glob", pattern="*"), _call("write_file", path="new.txt", content="x\n"), {"text": "ok"}],
         auto_approve=True,
     )
-    # After the first action the log's anchor disappears: the log refuses to take more records.
-    original = session.audit.append
+    # After the first action (its outcome settles on the log's thread) the log's anchor disappears: the log
+    # refuses to take more records.
+    original = session.audit.append_settling
 
     def refuse_after_first(record):
         entry = original(record)
         if entry.seq == 2:
+            session.audit.wait_settled()
             session.audit.anchor_path.unlink()
         return entry
 
-    session.audit.append = refuse_after_first  # type: ignore[method-assign]
+    session.audit.append_settling = refuse_after_first  # type: ignore[method-assign]
     await session.run("x")
     write = [e for e in events if isinstance(e, ToolResult)][1]
     assert write.status == "error" and "could not record this action's intent" in write.output

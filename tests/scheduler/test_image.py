@@ -41,7 +41,7 @@ def test_the_overlay_holds_the_worker_closure_and_nothing_else_of_seepient(tmp_p
     _stage_overlay(tmp_path)
     package = tmp_path / "usr/local/lib/python3.11/dist-packages/seepient"
     top = sorted(p.name for p in package.iterdir())
-    assert top == ["__init__.py", "execution", "protocol", "scheduler"]
+    assert top == ["__init__.py", "_lazy_exports.py", "execution", "protocol", "scheduler"]
     assert sorted(p.name for p in (package / "scheduler").glob("*.py")) == ["__init__.py", "worker.py"]
     site = package.parent
     assert (site / "pydantic").is_dir() and (site / "rfc8785").is_dir()

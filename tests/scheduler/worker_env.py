@@ -21,6 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from seepient.config.sections import WorkerLimitSettings
 from seepient.crypto import create_dispatch, init_deployment, load_signing_key, load_verify_key
 from seepient.execution.docker_worker import DockerWorkerExecutor, client_ssl_context
 from seepient.execution.local import LocalExecutor
@@ -93,24 +94,26 @@ def register_scheduler(state_dir: Path) -> Path:
 
 def labelled_containers() -> list[str]:
     """Worker containers of this session's schedulers that still exist."""
-    found: list[str] = []
-    for instance in sorted(_OUR_SCHEDULERS):
-        done = subprocess.run(
-            [
-                "docker",
-                "ps",
-                "-aq",
-                "--filter",
-                f"label={SCHEDULER_LABEL}={instance}",
-                "--filter",
-                f"label={DISPATCH_LABEL}",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        found.extend(done.stdout.split())
-    return found
+    return [found for instance in sorted(_OUR_SCHEDULERS) for found in containers_of(instance)]
+
+
+def containers_of(instance: str) -> list[str]:
+    """Worker containers (running or not) of the scheduler instance ``instance``."""
+    done = subprocess.run(
+        [
+            "docker",
+            "ps",
+            "-aq",
+            "--filter",
+            f"label={SCHEDULER_LABEL}={instance}",
+            "--filter",
+            f"label={DISPATCH_LABEL}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.split()
 
 
 @pytest.fixture(scope="session", name="no_container_left_behind")
@@ -151,6 +154,8 @@ class WorkerDeployment:
     port: int
     process: subprocess.Popen[str] | None = None
     stderr_path: Path = field(default_factory=Path)
+    config_name: str = "scheduler.json"
+    """Several schedulers may serve one deployment (one control plane), each with its own config file."""
 
     @property
     def endpoint(self) -> str:
@@ -158,7 +163,7 @@ class WorkerDeployment:
 
     @property
     def state_dir(self) -> Path:
-        return Path(json.loads((self.directory / "scheduler.json").read_text())["stateDir"])
+        return Path(json.loads((self.directory / self.config_name).read_text())["stateDir"])
 
     def start(self, env: dict[str, str] | None = None) -> None:
         environment = {
@@ -170,7 +175,7 @@ class WorkerDeployment:
         environment.update(env or {})
         self.stderr_path = self.directory / f"scheduler-{time.monotonic_ns()}.log"
         self.process = subprocess.Popen(
-            [str(BIN / "seepient"), "scheduler", "serve", "--config", str(self.directory / "scheduler.json")],
+            [str(BIN / "seepient"), "scheduler", "serve", "--config", str(self.directory / self.config_name)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=self.stderr_path.open("w"),
@@ -256,8 +261,7 @@ class WorkerDeployment:
             signing_key=load_signing_key(self.directory / "dispatch-signing.key"),
             result_key=load_verify_key(self.directory / "result-signing.pub"),
             local=LocalExecutor(self.workspace, seepient_home=self.directory / "seepient-home"),
-            memory_mb=256,
-            pids=64,
+            limits=WorkerLimitSettings(memory_mb=256, pids=64),
             session_id=session_id,
             audit=audit,
         )

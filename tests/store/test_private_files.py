@@ -77,7 +77,7 @@ def test_memory_notes_and_the_knowledge_index_are_0600(tmp_path: Path, umask: in
     """Seepient's other state under its home: notes the agent keeps (they may quote the user) and the index of
     a workspace's files."""
     from seepient.context.knowledge import KnowledgeIndex
-    from seepient.execution.memory import commit_memory
+    from seepient.execution.memory_folders import commit_memory
     from seepient.protocol import FileChange
     from seepient.protocol.actions import MemoryAction
 

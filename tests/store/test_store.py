@@ -3,14 +3,17 @@ crash recovery, and the migrations."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
-from seepient.store import Store, StoreError, database_url
+from seepient.store import Store, StoreError, TurnEnd, database_url
 
 
 async def test_a_token_is_stored_only_as_its_hash(store: Store, tmp_path: Path) -> None:
@@ -18,7 +21,10 @@ async def test_a_token_is_stored_only_as_its_hash(store: Store, tmp_path: Path) 
     assert await store.authenticate(issued.secret) == (issued.token_id, "alice")
     async with store.engine.connect() as connection:
         rows = [tuple(row) for row in await connection.execute(text("SELECT * FROM tokens"))]
-    secret_part = issued.secret.rsplit("_", 1)[-1]
+    # spt_<id>_<secret>: the secret itself may hold "_" (URL-safe base64), so it is all after the id; its last
+    # "_"-piece alone can be a character or two that any file holds by chance.
+    secret_part = issued.secret.split("_", 2)[2]
+    assert len(secret_part) >= 32
     assert rows and not any(secret_part in str(value) for row in rows for value in row)
     assert hashlib.sha256(issued.secret.encode()).hexdigest() in rows[0]
     database = tmp_path / "seepient.db"
@@ -104,6 +110,45 @@ async def test_a_turn_keeps_its_history_and_a_crash_marks_it_interrupted(store: 
     assert (await store.get_session("ses_t", "alice")).status == "idle"  # type: ignore[union-attr]
 
 
+async def test_turns_of_several_sessions_start_and_end_with_a_batch_of_events(store: Store) -> None:
+    for sid in ("ses_a", "ses_b"):
+        await store.create_session(
+            session_id=sid, principal="alice", workspace="/w", model="m:x", mode="auto"
+        )
+    await store.start_turn("ses_b", "turn_b0", "before")
+    await store.finish_turn(
+        "ses_b", "turn_b0", status="completed", reason="final", reply="", messages=[{"n": 0}]
+    )
+    await store.append_events_many(
+        [("ses_a", 1, "turn_started", "{}"), ("ses_b", 1, "turn_started", "{}")],
+        turns=[("ses_a", "turn_a1", "one"), ("ses_b", "turn_b1", "two")],
+    )
+    assert [(await store.get_session(s, "alice")).status for s in ("ses_a", "ses_b")] == ["running"] * 2  # type: ignore[union-attr]
+    ends = [
+        TurnEnd("ses_a", "turn_a1", "completed", "final", "done a", ({"n": 1}, {"n": 2})),
+        TurnEnd("ses_b", "turn_b1", "interrupted", "interrupted", "", ({"n": 3},)),
+    ]
+    await store.append_events_many(
+        [("ses_a", 2, "turn_completed", "{}"), ("ses_b", 2, "turn_completed", "{}")], ended=ends
+    )
+    a_turns, b_turns = await store.turns("ses_a"), await store.turns("ses_b")
+    assert [(t.id, t.status, t.reason, t.reply) for t in a_turns] == [
+        ("turn_a1", "completed", "final", "done a")
+    ]
+    assert [(t.number, t.status) for t in b_turns] == [(1, "completed"), (2, "interrupted")]
+    # Each session's stored history is replaced by the one its turn left, and no other session's is touched.
+    assert await store.messages("ses_a") == [{"n": 1}, {"n": 2}]
+    assert await store.messages("ses_b") == [{"n": 3}]
+    for sid in ("ses_a", "ses_b"):
+        record = await store.get_session(sid, "alice")
+        assert record is not None and (record.status, record.last_seq) == ("idle", 2)
+    # An end alone (no events with it) is a transaction too.
+    await store.start_turn("ses_a", "turn_a2", "again")
+    await store.append_events_many([], ended=[TurnEnd("ses_a", "turn_a2", "error", "error", "", ())])
+    assert [t.status for t in await store.turns("ses_a")] == ["completed", "error"]
+    assert await store.messages("ses_a") == []
+
+
 async def test_a_pending_approval_is_answered_once(store: Store) -> None:
     await store.create_session(
         session_id="ses_p", principal="alice", workspace="/w", model="m:x", mode="auto"
@@ -127,7 +172,7 @@ async def test_sqlite_runs_in_wal_mode_and_reopens_migrated(tmp_path: Path) -> N
         await second.aclose()
     with sqlite3.connect(tmp_path / "db.sqlite") as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0002"
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0003"
 
 
 def test_database_urls(tmp_path: Path) -> None:
@@ -142,3 +187,63 @@ async def test_an_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("not a directory")
     with pytest.raises(StoreError, match="cannot open the database"):
         await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'a-file' / 'db.sqlite'}")
+
+
+async def test_an_expired_token_no_longer_authenticates_nor_counts(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    store = await Store.open(database_url(f"sqlite:///{tmp_path / 'db.sqlite'}", tmp_path))
+    try:
+        lasting = await store.create_token("alice", expires_in=timedelta(days=1))
+        assert await store.authenticate(lasting.secret) == (lasting.token_id, "alice")
+        brief = await store.create_token("bob", expires_in=timedelta(milliseconds=1))
+        await asyncio.sleep(0.01)
+        assert await store.authenticate(brief.secret) is None
+        states = {t.principal: t.state() for t in await store.list_tokens()}
+        assert states == {"alice": "active", "bob": "expired"}
+        await store.revoke_token(lasting.token_id)
+        assert not await store.has_tokens()  # neither a revoked nor an expired token lets a server bind wide
+        with pytest.raises(ValueError):
+            await store.create_token("carol", expires_in=timedelta(0))
+    finally:
+        await store.aclose()
+
+
+def test_the_newest_revision_read_from_the_file_names_is_alembics_head() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from seepient.store.repository import _MIGRATIONS, newest_revision
+
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    assert newest_revision() == ScriptDirectory.from_config(config).get_current_head()
+
+
+async def test_an_older_database_is_still_migrated_and_a_current_one_opens_without_alembic(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "db.sqlite"
+    url = f"sqlite+aiosqlite:///{db}"
+    await (await Store.open(url)).aclose()
+    # Back to the first schema's revision mark and without the later column: the next open must migrate.
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE alembic_version SET version_num = '0002'")
+        raw.execute("ALTER TABLE tokens DROP COLUMN expires_at")
+    store = await Store.open(url)
+    try:
+        issued = await store.create_token("alice")
+        assert await store.authenticate(issued.secret) == (issued.token_id, "alice")
+    finally:
+        await store.aclose()
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0003"
+        assert "expires_at" in {row[1] for row in raw.execute("PRAGMA table_info(tokens)")}
+    code = (
+        "import asyncio, sys\n"
+        "from seepient.store import Store\n"
+        f"asyncio.run(Store.open({url!r}))\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", "a database at the newest schema is opened without loading alembic"

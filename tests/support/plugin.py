@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.otlp_receiver import OtlpReceiver
 from tests.support.sse_server import SSEReplayServer, corpus_index
 
 
@@ -21,3 +22,10 @@ def sse_server() -> Iterator[SSEReplayServer]:
 def sse_index() -> dict[str, dict[str, Any]]:
     """The recorded provider transcripts of ``shared/corpora/sse``, keyed by file name."""
     return corpus_index()
+
+
+@pytest.fixture
+def otlp_receiver() -> Iterator[OtlpReceiver]:
+    """A local OTLP/HTTP trace collector on a loopback port, decoding what it receives."""
+    with OtlpReceiver() as receiver:
+        yield receiver

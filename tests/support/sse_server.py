@@ -19,8 +19,9 @@ import socket
 import struct
 import sys
 import threading
+import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -111,6 +112,17 @@ class Reply:
     @classmethod
     def transcript(cls, name: str | Path) -> Reply:
         return cls(events=tuple(transcript_events(name)))
+
+    @classmethod
+    def recorded(cls, name: str | Path) -> Reply:
+        """A recorded exchange whose first line is ``HTTP STATUS METHOD PATH ...`` (the llama-cpp-python
+        recordings): the SSE events after it for a 200, else the body as it came."""
+        path = Path(name) if Path(name).is_absolute() else corpus_dir() / name
+        status_line, _, rest = path.read_bytes().replace(b"\r\n", b"\n").partition(b"\n")
+        status = int(status_line.split()[1])
+        if status == 200:
+            return cls(events=tuple(block + b"\n\n" for block in rest.split(b"\n\n") if block.strip()))
+        return cls(status=status, body=rest.strip(), content_type="application/json")
 
     @classmethod
     def stream(cls, *payloads: Mapping[str, Any] | str) -> Reply:
@@ -501,6 +513,21 @@ class Reply:
         return dataclasses.replace(self, first_byte_delay_s=seconds)
 
 
+LLAMA_CPP_PYTHON = "llama_cpp_python"
+"""The corpus folder of the exchanges recorded with a real llama-cpp-python server (see its README)."""
+
+
+def llama_cpp_python_check(request: RecordedRequest) -> Reply | None:
+    """What llama-cpp-python's request validation answers before any model runs: an assistant message whose
+    ``content`` is ``null`` gets the recorded HTTP 500 with pydantic's validation errors."""
+    if request.endpoint != "chat":
+        return None
+    messages = request.json().get("messages") or []
+    if any(m.get("role") == "assistant" and m.get("content") is None for m in messages):
+        return Reply.recorded(f"{LLAMA_CPP_PYTHON}/followup_response_500_content_null.txt")
+    return None
+
+
 def gemini_chunk(
     parts: Sequence[Mapping[str, Any]],
     *,
@@ -542,6 +569,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     client_port: int = 0
+    received_at: float = field(default_factory=time.perf_counter)
+    """When the request arrived, on this process's ``time.perf_counter`` clock (for the benchmarks)."""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -614,13 +643,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        self._record(body)
+        request = self._record(body)
         path = self.path.split("?", 1)[0].rstrip("/")
         prefix = self.server.owner.prefix
         if not path.startswith(f"{prefix}/") or _endpoint(path[len(prefix) :]) is None:
             self._not_found()
             return
-        reply = self.server.owner._next_reply()
+        check = self.server.owner.check
+        rejected = check(request) if check is not None else None
+        # A request the server rejects up front does not use up the reply queued for a valid one.
+        reply = rejected or self.server.owner._next_reply()
         if reply.first_byte_delay_s and self.server.owner._stopping.wait(reply.first_byte_delay_s):
             return
         if reply.reset_before_headers:
@@ -634,11 +666,11 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-    def _record(self, body: bytes) -> None:
+    def _record(self, body: bytes) -> RecordedRequest:
         headers = {name.lower(): value for name, value in self.headers.items()}
-        self.server.owner._record(
-            RecordedRequest(self.command, self.path, headers, body, client_port=self.client_address[1])
-        )
+        request = RecordedRequest(self.command, self.path, headers, body, client_port=self.client_address[1])
+        self.server.owner._record(request)
+        return request
 
     def _not_found(self) -> None:
         message = f"Unknown request URL: {self.command} {self.path}."
@@ -703,15 +735,23 @@ class SSEReplayServer:
 
     When the queue is empty, the replies given to ``cycle`` are served round after round, else ``default``
     if set, else a 500 saying nothing was queued. Every request (method, path, lowercased headers, body)
-    is kept in ``requests``.
+    is kept in ``requests``. ``check`` plays a server's request validation: a reply it returns for a request
+    is served instead of the queue's (``llama_cpp_python_check``).
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, *, prefix: str = "/v1", default: Reply | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        prefix: str = "/v1",
+        default: Reply | None = None,
+        check: Callable[[RecordedRequest], Reply | None] | None = None,
     ) -> None:
         self.host = host
         self.prefix = prefix.rstrip("/")
         self.default = default
+        self.check = check
         self.requests: list[RecordedRequest] = []
         self._replies: deque[Reply] = deque()
         self._cycle: tuple[Reply, ...] = ()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from seepient.context.knowledge import read_index
 from seepient.execution.local import LocalExecutor
 from seepient.policy.paths import PathGuard
 from seepient.protocol import ApprovedAction, GrepOutcome, Outcome, PreparedActionDraft
@@ -96,7 +97,9 @@ def traps(workspace: Path, outside: Path, home: Path, seepient_home: Path) -> di
 
 @pytest.fixture
 def executor(workspace: Path, seepient_home: Path, home: Path) -> Any:
-    return LocalExecutor(workspace, sandbox="auto", seepient_home=seepient_home, home=home)
+    return LocalExecutor(
+        workspace, sandbox="auto", seepient_home=seepient_home, home=home, knowledge_index=read_index
+    )
 
 
 @pytest.fixture

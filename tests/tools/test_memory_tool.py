@@ -11,7 +11,7 @@ from typing import Any, Literal
 import pytest
 
 from seepient.config import SeepientPaths
-from seepient.config.memory import MemoryPathError, memory_parts, split_memory_path
+from seepient.config.memory_paths import MemoryPathError, memory_parts, split_memory_path
 from seepient.config.paths import workspace_id
 from seepient.config.settings import PermissionSettings
 from seepient.execution.local import LocalExecutor

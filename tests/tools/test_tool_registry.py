@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import pytest
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from seepient.protocol import ApprovedAction, PreparedActionDraft
-from seepient.tools.base import Tool, ToolContext, ToolOutput
+from seepient.tools.base import NonEmpty, Positive, Tool, ToolContext, ToolInput, ToolOutput
 from seepient.tools.builtin import (
     EditFileInput,
     GlobInput,
@@ -144,6 +144,27 @@ def test_every_builtin_schema_forbids_unknown_fields_and_describes_every_field()
             assert len(field.get("description", "")) > 15, (
                 f"{spec.name}.{field_name} has no useful description"
             )
+
+
+def test_an_arguments_docstring_is_its_description_on_one_line_and_its_type_its_constraint() -> None:
+    class ProbeInput(ToolInput):
+        path: NonEmpty
+        """The file to probe,
+        relative to the workspace root."""
+        line: Positive | None = Field(default=None, description="Given explicitly.")
+
+    schema = ProbeInput.model_json_schema()["properties"]
+    assert schema["path"] == {
+        "description": "The file to probe, relative to the workspace root.",
+        "minLength": 1,
+        "title": "Path",
+        "type": "string",
+    }
+    assert schema["line"]["description"] == "Given explicitly."
+    with pytest.raises(ValidationError, match="at least 1 character"):
+        ProbeInput(path="")
+    with pytest.raises(ValidationError, match="greater than or equal to 1"):
+        ProbeInput(path="a", line=0)
 
 
 def test_schemas_match_the_documented_arguments() -> None:

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from seepient.config import SeepientPaths
-from seepient.config.settings import PermissionSettings, SettingsError, WebSearchSettings, load_settings
+from seepient.config.sections import WebSearchSettings
+from seepient.config.settings import PermissionSettings, SettingsError, load_settings
 from seepient.execution.local import LocalExecutor
 from seepient.policy.engine import PolicyEngine
 from seepient.policy.paths import PathGuard

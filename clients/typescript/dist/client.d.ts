@@ -1,4 +1,4 @@
-import type { ApprovalAnswer, ApprovalAnswered, ApprovalRequest, Health, PermissionRequest, RuntimeEvent, SessionDetail, SessionView, ToolResult, ToolView, TurnCompleted, Usage } from "./types.js";
+import type { ApprovalAnswer, AuditView, Grants, ApprovalAnswered, ApprovalRequest, Health, PermissionRequest, PostMessage, RuntimeEvent, SessionDetail, SessionView, ToolResult, ToolView, TurnAccepted, TurnCompleted, Usage } from "./types.js";
 /** How a turn's events reach the client. `auto` uses a WebSocket where the platform has one, else SSE. */
 export declare type Transport = "auto" | "sse" | "websocket";
 /** A WebSocket constructor (the platform's, or one passed in such as the `ws` package's). */
@@ -63,7 +63,7 @@ export interface Reply {
     turnId: string;
     /** The model's final text. */
     text: string;
-    /** Why the turn ended: `final` (the model answered), `step_limit`, `interrupted` or `error`. */
+    /** Why the turn ended: `final` (the model answered), `step_limit`, `budget` (its token or wall-time budget ran out), `interrupted` or `error`. */
     reason: TurnCompleted["reason"];
     steps: number;
     usage: Usage;
@@ -90,6 +90,10 @@ export declare class Seepient {
     health(): Promise<Health>;
     /** The tools sessions on this server can use. */
     tools(): Promise<ToolView[]>;
+    /** What this token's principal may open sessions with: its roots, models and consent modes. */
+    me(): Promise<Grants>;
+    /** Markdown as HTML the server rendered with raw HTML off and sanitised (up to 200 texts at once). */
+    renderMarkdown(texts: string[]): Promise<string[]>;
     /** The names of the tools sessions on this server can use. */
     toolNames(): Promise<string[]>;
 }
@@ -138,11 +142,20 @@ export declare class Session {
      * whenever the connection drops (up to `reconnect.attempts` times in a row without progress).
      */
     events(options?: EventsOptions): AsyncGenerator<RuntimeEvent, void, undefined>;
+    /**
+     * Start a turn without reading its events: for a page that follows the session with `events()` and shows
+     * every turn, whoever started it. Rejected with `ConflictError` while another turn runs.
+     */
+    send(message: PostMessage, options?: {
+        signal?: AbortSignal;
+    }): Promise<TurnAccepted>;
     /** Answer a pending approval request (the handler does this for you during `chat` and `stream`). */
     answer(requestId: string, answer: ApprovalAnswer): Promise<ApprovalAnswered>;
     /** Stop the running turn (it ends with `turn_completed` and reason `interrupted`); false when none ran. */
     interrupt(): Promise<boolean>;
     /** The session with its turns, messages and pending approvals. */
     detail(): Promise<SessionDetail>;
+    /** The session's audit records and whether the hash chain they are in verifies. */
+    audit(): Promise<AuditView>;
     delete(): Promise<void>;
 }

@@ -66,6 +66,14 @@ export class Seepient {
     tools() {
         return this._request("GET", "/v1/tools");
     }
+    /** What this token's principal may open sessions with: its roots, models and consent modes. */
+    me() {
+        return this._request("GET", "/v1/me");
+    }
+    /** Markdown as HTML the server rendered with raw HTML off and sanitised (up to 200 texts at once). */
+    async renderMarkdown(texts) {
+        return (await this._request("POST", "/v1/render/markdown", { body: { texts } })).html;
+    }
     /** The names of the tools sessions on this server can use. */
     async toolNames() {
         return (await this.tools()).map((tool) => tool.name);
@@ -308,6 +316,16 @@ export class Session {
             await sleep(Math.max(wait, Math.min(maxDelayMs, baseDelayMs * 2 ** Math.max(0, failures - 1))), options.signal);
         }
     }
+    /**
+     * Start a turn without reading its events: for a page that follows the session with `events()` and shows
+     * every turn, whoever started it. Rejected with `ConflictError` while another turn runs.
+     */
+    send(message, options = {}) {
+        return this.#client._request("POST", `${this.#path}/messages`, {
+            body: message,
+            signal: options.signal,
+        });
+    }
     /** Answer a pending approval request (the handler does this for you during `chat` and `stream`). */
     answer(requestId, answer) {
         return this.#client._request("POST", `${this.#path}/approvals/${encodeURIComponent(requestId)}`, {
@@ -321,6 +339,10 @@ export class Session {
     /** The session with its turns, messages and pending approvals. */
     detail() {
         return this.#client._request("GET", this.#path);
+    }
+    /** The session's audit records and whether the hash chain they are in verifies. */
+    audit() {
+        return this.#client._request("GET", `${this.#path}/audit`);
     }
     async delete() {
         await this.#client._request("DELETE", this.#path);

@@ -1,5 +1,5 @@
 /** Every runtime event the server streams, discriminated by `type`. */
-export declare type RuntimeEvent = TurnStarted | TextDelta | ToolCallEvent | PermissionRequest | PermissionResolved | ToolResult | TurnCompleted | ErrorEvent | CompactionEvent | SubagentEvent | TodoUpdated;
+export declare type RuntimeEvent = TurnStarted | TextDelta | ReasoningDelta | ToolCallEvent | PermissionRequest | PermissionResolved | ToolResult | TurnCompleted | ErrorEvent | CompactionEvent | SubagentEvent | TodoUpdated;
 /** The `type` of a runtime event. */
 export declare type RuntimeEventType = RuntimeEvent["type"];
 export interface TurnStarted {
@@ -15,6 +15,18 @@ export interface TextDelta {
     seq: number;
     ts: number;
     type: "text_delta";
+    turn_id: string;
+    text: string;
+}
+/**
+ * A piece of the model's reasoning (Anthropic thinking, a Responses reasoning summary), shown apart from
+ * its answer; adapters that receive none emit none.
+ */
+export interface ReasoningDelta {
+    session_id: string;
+    seq: number;
+    ts: number;
+    type: "reasoning_delta";
     turn_id: string;
     text: string;
 }
@@ -59,15 +71,19 @@ export interface ToolResult {
     data: {
         [key: string]: unknown;
     };
+    summary: string | null;
 }
-/** ``reason``: ``final`` (the model answered), ``step_limit``, ``interrupted`` or ``error``. */
+/**
+ * ``reason``: ``final`` (the model answered), ``step_limit``, ``budget`` (the turn's token or wall-time
+ * budget ran out), ``interrupted`` or ``error``.
+ */
 export interface TurnCompleted {
     session_id: string;
     seq: number;
     ts: number;
     type: "turn_completed";
     turn_id: string;
-    reason: "final" | "step_limit" | "interrupted" | "error";
+    reason: "final" | "step_limit" | "budget" | "interrupted" | "error";
     text: string;
     usage: Usage;
     steps: number;
@@ -143,7 +159,7 @@ export interface AgentTask {
     depth: number;
     parent_session_id: string;
 }
-export declare type ApprovalDecision = "approve_once" | "approve_session" | "approve_project" | "reject";
+export declare type ApprovalDecision = "approve_once" | "approve_session" | "approve_project" | "reject" | "reject_session";
 export interface ApprovalRequest {
     request_id: string;
     session_id: string;
@@ -157,7 +173,8 @@ export interface ApprovalRequest {
  * ``digest`` must equal the request's action digest, or the answer does not apply.
  *
  * ``approved_by`` says who answered (``user``, ``flag:-y``, ``grant:session``, ``classifier``, ``headless``).
- * ``scope`` names the ``kind`` of the offered ``ApprovalScope`` an ``approve_session`` answer chose.
+ * ``scope`` names the ``kind`` of the offered ``ApprovalScope`` an ``approve_session`` (or ``reject_session``)
+ * answer chose; a ``reject_session`` without one refuses this exact action.
  */
 export interface ApprovalResponse {
     decision: ApprovalDecision;
@@ -358,14 +375,16 @@ export interface ToolCall {
     arguments_error: string | null;
 }
 /**
- * Tokens of one model call. ``input_tokens`` counts every prompt token, including the
- * ``cached_input_tokens`` read from the provider's prompt cache and the ``cache_write_input_tokens``
- * written to it; ``output_tokens`` includes reasoning tokens. ``cost_usd`` is an estimate, set only when
- * prices are configured for the model that answered.
+ * Tokens of one model call, or of several summed. ``input_tokens`` counts every prompt token, including
+ * the ``cached_input_tokens`` read from the provider's prompt cache and the ``cache_write_input_tokens``
+ * written to it; ``output_tokens`` includes reasoning tokens. Input and output are ``None`` when the provider
+ * did not report them (llama-cpp-python sends no usage at all, a script has none): unknown, never shown as 0,
+ * and a sum with an unknown part is unknown (the cache counts are parts of the input, 0 when not reported). ``cost_usd`` is an estimate, set only when prices are configured for
+ * the model that answered. ``Usage()`` is "nothing reported"; ``Usage.zero()`` is "no call made".
  */
 export interface Usage {
-    input_tokens: number;
-    output_tokens: number;
+    input_tokens: number | null;
+    output_tokens: number | null;
     cached_input_tokens: number;
     cache_write_input_tokens: number;
     cost_usd: number | null;
@@ -407,8 +426,8 @@ export interface WorktreeCommand {
     timeout_ms: number;
 }
 export interface ApprovalAnswer {
-    decision: "approve_once" | "approve_session" | "reject";
-    /** for approve_session: the offered scope kind */
+    decision: "approve_once" | "approve_session" | "approve_project" | "reject" | "reject_session";
+    /** for approve_session and reject_session: the offered scope kind */
     scope?: string | null;
     /** told to the model with a rejection */
     feedback?: string | null;
@@ -417,6 +436,29 @@ export interface ApprovalAnswered {
     request_id: string;
     decision: string;
 }
+/** The verdict on the whole hash chain the session's records are part of (``seepient audit verify``). */
+export interface AuditVerification {
+    ok: boolean;
+    exists: boolean;
+    records: number;
+    head_seq: number;
+    first_bad_seq: number | null;
+    problem: string | null;
+    signature: string;
+    key_id: string | null;
+    warnings: string[];
+    interrupted: number;
+}
+export interface AuditView {
+    session_id: string;
+    /** this session's records (and its sub-agents'), oldest first */
+    records: {
+        [key: string]: unknown;
+    }[];
+    /** older records were left out; the newest are kept */
+    truncated: boolean;
+    verification: AuditVerification;
+}
 export interface CreateSession {
     /** absolute path under a root granted to you */
     workspace: string;
@@ -424,6 +466,16 @@ export interface CreateSession {
     model: string;
     /** consent mode, at most your cap */
     mode?: string | null;
+}
+/** What the caller may open sessions with: its roots, models and the consent modes up to its cap. */
+export interface Grants {
+    principal: string;
+    roots: string[];
+    models: string[];
+    max_mode: string | null;
+    /** the consent modes allowed, from the most cautious */
+    modes: string[];
+    allow_replay: boolean;
 }
 export interface HTTPValidationError {
     detail?: ValidationError[];
@@ -450,6 +502,13 @@ export interface PostMessage {
     images?: ImageInput[];
     /** a planning turn on the plan route: only read-only tools run and the reply is the plan; a following ordinary message carries it out */
     plan?: boolean;
+}
+export interface RenderRequest {
+    texts: string[];
+}
+export interface Rendered {
+    /** each text as sanitised HTML, in the order given */
+    html: string[];
 }
 export interface SessionDetail {
     id: string;

@@ -6,11 +6,15 @@ import { ConnectionError, RateLimitError, SeepientError, errorFromResponse } fro
 import { readServerSentEvents } from "./sse.js";
 import type {
     ApprovalAnswer,
+    AuditView,
+    Grants,
+    Rendered,
     ApprovalAnswered,
     ApprovalRequest,
     Health,
     Interrupted,
     PermissionRequest,
+    PostMessage,
     RuntimeEvent,
     SessionDetail,
     SessionView,
@@ -97,7 +101,7 @@ export interface Reply {
     turnId: string;
     /** The model's final text. */
     text: string;
-    /** Why the turn ended: `final` (the model answered), `step_limit`, `interrupted` or `error`. */
+    /** Why the turn ended: `final` (the model answered), `step_limit`, `budget` (its token or wall-time budget ran out), `interrupted` or `error`. */
     reason: TurnCompleted["reason"];
     steps: number;
     usage: Usage;
@@ -185,6 +189,16 @@ export class Seepient {
     /** The tools sessions on this server can use. */
     tools(): Promise<ToolView[]> {
         return this._request<ToolView[]>("GET", "/v1/tools");
+    }
+
+    /** What this token's principal may open sessions with: its roots, models and consent modes. */
+    me(): Promise<Grants> {
+        return this._request<Grants>("GET", "/v1/me");
+    }
+
+    /** Markdown as HTML the server rendered with raw HTML off and sanitised (up to 200 texts at once). */
+    async renderMarkdown(texts: string[]): Promise<string[]> {
+        return (await this._request<Rendered>("POST", "/v1/render/markdown", { body: { texts } })).html;
     }
 
     /** The names of the tools sessions on this server can use. */
@@ -444,6 +458,17 @@ export class Session {
         }
     }
 
+    /**
+     * Start a turn without reading its events: for a page that follows the session with `events()` and shows
+     * every turn, whoever started it. Rejected with `ConflictError` while another turn runs.
+     */
+    send(message: PostMessage, options: { signal?: AbortSignal } = {}): Promise<TurnAccepted> {
+        return this.#client._request<TurnAccepted>("POST", `${this.#path}/messages`, {
+            body: message,
+            signal: options.signal,
+        });
+    }
+
     /** Answer a pending approval request (the handler does this for you during `chat` and `stream`). */
     answer(requestId: string, answer: ApprovalAnswer): Promise<ApprovalAnswered> {
         return this.#client._request<ApprovalAnswered>("POST", `${this.#path}/approvals/${encodeURIComponent(requestId)}`, {
@@ -459,6 +484,11 @@ export class Session {
     /** The session with its turns, messages and pending approvals. */
     detail(): Promise<SessionDetail> {
         return this.#client._request<SessionDetail>("GET", this.#path);
+    }
+
+    /** The session's audit records and whether the hash chain they are in verifies. */
+    audit(): Promise<AuditView> {
+        return this.#client._request<AuditView>("GET", `${this.#path}/audit`);
     }
 
     async delete(): Promise<void> {

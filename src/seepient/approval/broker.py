@@ -3,7 +3,9 @@
 Every answer is bound to the action's digest; an answer for another digest is treated as a rejection, so an
 action that changed after the prompt was shown cannot ride on the old approval. Answers beyond "once" are
 taken only as the broker offered them (``ApprovalRequest.scopes`` and ``project_rule``), never as an
-approver names them, and only for asks of the consent mode (see ``scopes.once_only_reason``).
+approver names them, and only for asks of the consent mode (see ``scopes.once_only_reason``). A session
+refusal (``reject_session``) is the other way round: it may refuse any later ask its scope covers, since
+refusing never loosens anything, and it outranks every grant.
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ HEADLESS_REASON = (
 )
 
 
+def policy_asked(verdict: Verdict) -> str:
+    """The rule that asked for approval and why, in one line."""
+    reasons = "; ".join(verdict.reasons) or "no reason given"
+    return f"policy asked ({verdict.rule or 'no rule named'}): {reasons}"
+
+
 class ApprovalBroker:
     """Answers an ``ask`` verdict: a session grant, the ``-y`` flag, the approver, or a headless refusal.
 
@@ -78,6 +86,7 @@ class ApprovalBroker:
         self._scopes = scopes
         self._project_settings = project_settings
         self._grants: list[SessionGrant] = []
+        self._refusals: list[SessionGrant] = []
         self._issued: OrderedDict[str, ApprovalRequest] = OrderedDict()
         # One question on the terminal at a time; a grant given for the first may answer the second.
         self._asking = asyncio.Lock()
@@ -90,11 +99,17 @@ class ApprovalBroker:
     def grants(self) -> tuple[SessionGrant, ...]:
         return tuple(self._grants)
 
+    @property
+    def refusals(self) -> tuple[SessionGrant, ...]:
+        return tuple(self._refusals)
+
     def restore_grant(self, kind: str, value: str) -> None:
         """Re-establish a grant ``on_grant`` reported. Grants are re-checked on every use (the scope finder
         re-reads each action), so a restored grant covers exactly what it covered when it was given."""
         if kind == "scope":
             self._grants.append(grant_for(ApprovalScope.model_validate_json(value)))
+        elif kind == "refusal":
+            self._refusals.append(grant_for(ApprovalScope.model_validate_json(value)))
         elif kind == "rule":
             self._grants.append(grant_for_rule(value))
         else:
@@ -146,7 +161,17 @@ class ApprovalBroker:
     # -- answers --------------------------------------------------------------------------------------
 
     def grant_answer(self, request: ApprovalRequest) -> ApprovalResponse | None:
-        """An approval from a standing session grant, when one covers the action and the verdict allows it."""
+        """The standing answer for ``request``: a rejection when a session refusal covers the action, else an
+        approval from a session grant that covers it when the verdict allows one; None when neither does."""
+        for refusal in self._refusals:
+            if self._covers(refusal, request.action):
+                return ApprovalResponse(
+                    decision=ApprovalDecision.REJECT,
+                    digest=request.digest,
+                    feedback=f"the user refused {refusal.label} for the rest of this session",
+                    scope=refusal.label if refusal.kind != "exact" else "exact",
+                    approved_by="refusal:session",
+                )
         if once_only_reason(request.verdict) is not None:
             return None
         for grant in self._grants:
@@ -185,10 +210,11 @@ class ApprovalBroker:
                 decision=ApprovalDecision.APPROVE_ONCE, digest=digest, approved_by="flag:-y"
             )
         if self._approver is None:
+            # Say what policy asked about first: a CI log (and the model) must show which rule to change.
             return ApprovalResponse(
                 decision=ApprovalDecision.REJECT,
                 digest=digest,
-                feedback=headless_reason or HEADLESS_REASON,
+                feedback=f"{policy_asked(request.verdict)}; {headless_reason or HEADLESS_REASON}",
                 approved_by="headless",
             )
         async with self._asking:
@@ -205,6 +231,8 @@ class ApprovalBroker:
             )
         if response.decision is ApprovalDecision.APPROVE_SESSION:
             return self._grant_session(request, response)
+        if response.decision is ApprovalDecision.REJECT_SESSION:
+            return self._refuse_session(request, response)
         if response.decision is ApprovalDecision.APPROVE_PROJECT:
             return self._grant_project(request, response)
         return response
@@ -230,6 +258,18 @@ class ApprovalBroker:
         if self._on_grant is not None:
             self._on_grant("scope", scope.model_dump_json())
         return response.model_copy(update={"scope": kind})
+
+    def _refuse_session(self, request: ApprovalRequest, response: ApprovalResponse) -> ApprovalResponse:
+        """Remember the refusal of the scope the answer chose among those offered; an ask that offered none
+        (one no grant may answer) is refused again only as this exact action."""
+        kind = response.scope or "exact"
+        scope = next((s for s in request.scopes if s.kind == kind), None)
+        if scope is None:
+            scope = ApprovalScope(kind="exact", value=request.digest, label="this exact action")
+        self._refusals.append(grant_for(scope))
+        if self._on_grant is not None:
+            self._on_grant("refusal", scope.model_dump_json())
+        return response.model_copy(update={"scope": scope.kind})
 
     def _grant_project(self, request: ApprovalRequest, response: ApprovalResponse) -> ApprovalResponse:
         rule = request.project_rule

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from seepient.policy.rules import PolicyRuleError, parse_rule
+from seepient.protocol.errors import ConfigurationError
 
 _NEW_FILE_MODE = 0o600
 
 
-class ProjectSettingsError(Exception):
+class ProjectSettingsError(ConfigurationError):
     """The rules file cannot take the rule; the message names the file and what to fix."""
 
 

@@ -15,10 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from seepient.policy.commands import Word, base_name
-from seepient.policy.paths import is_shell_sink
 from seepient.policy.rules import PolicyRuleError, Rule, parse_rule
-from seepient.policy.shell import CommandFacts, ShellAnalysis, analyse_command
 from seepient.protocol import (
     ApprovalScope,
     Capability,
@@ -31,6 +28,7 @@ from seepient.protocol import (
     ShellCommand,
     Verdict,
 )
+from seepient.shell import CommandFacts, ShellAnalysis, Word, analyse_command, base_name, is_shell_sink
 
 MODE_RULE_PREFIX = "mode:"
 """Verdicts the consent mode gave start with this; only they may be answered by a standing grant."""

@@ -3,7 +3,8 @@
 Answers: ``y`` approve once; ``a`` approve for the session, then a scope among those offered (this exact
 action, a command prefix, edits under a directory; Enter takes the exact action); ``p`` approve always for
 this project (the rule to be written is shown first); ``n`` reject, then one line of feedback that goes back
-to the model as the tool result. Asks that no grant may answer offer only ``y`` and ``n``.
+to the model as the tool result; ``r`` reject and refuse the widest offered scope for the rest of the session.
+Asks that no grant may answer offer only ``y``, ``n`` and ``r`` (which then refuses this exact action).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 from typing import TextIO
 
+from seepient.approval.visible import shown
 from seepient.protocol import (
     AgentTask,
     ApprovalDecision,
@@ -29,8 +31,13 @@ _RESET = "\x1b[0m"
 _STYLES = {"add": "\x1b[32m", "del": "\x1b[31m", "hunk": "\x1b[36m", "head": "\x1b[1m", "warn": "\x1b[33m"}
 
 
+class _Rendered(str):
+    """Text already passed through ``shown`` (and perhaps coloured): joined as it is."""
+
+
 def _paint(text: str, style: str, colour: bool) -> str:
-    return f"{_STYLES[style]}{text}{_RESET}" if colour else text
+    text = shown(text)
+    return _Rendered(f"{_STYLES[style]}{text}{_RESET}" if colour else text)
 
 
 def render_diff(diff: str, *, colour: bool) -> str:
@@ -45,8 +52,8 @@ def render_diff(diff: str, *, colour: bool) -> str:
         elif line.startswith("@@"):
             lines.append(_paint(line, "hunk", colour))
         else:
-            lines.append(line)
-    return "\n".join(lines)
+            lines.append(shown(line))
+    return _Rendered("\n".join(lines))
 
 
 def render_request(request: ApprovalRequest, *, colour: bool) -> str:
@@ -75,9 +82,9 @@ def render_request(request: ApprovalRequest, *, colour: bool) -> str:
             out.append("  needs:   " + ", ".join(c.value for c in payload.capabilities))
     elif isinstance(payload, McpCall):
         # The summary shortens the arguments; a person approving an MCP call sees all of them (up to a cap).
-        shown = json.dumps(payload.arguments, ensure_ascii=False, indent=2)
+        arguments = json.dumps(payload.arguments, ensure_ascii=False, indent=2)
         out.append(f"  MCP tool:  {payload.tool} of server {payload.server}")
-        out.append("  arguments: " + (shown if len(shown) <= 4000 else shown[:4000] + "…"))
+        out.append("  arguments: " + (arguments if len(arguments) <= 4000 else arguments[:4000] + "…"))
     elif isinstance(payload, McpServerStart):
         what = " ".join([payload.command or "", *payload.args]) if payload.command else payload.url or ""
         out.append(f"  MCP server {payload.server} from the {payload.source} settings: {what}")
@@ -95,9 +102,11 @@ def render_request(request: ApprovalRequest, *, colour: bool) -> str:
             "project (kept in your Seepient folder, not in the repository)"
         )
     out.append("  [n] reject, and tell the model why")
+    out.append(f"  [r] reject for the rest of this session: {request.widest_scope.label}")
     if not request.scopes:
         out.append(f"  (only once: {request.verdict.rule or 'this check'} asks every time)")
-    return "\n".join(out)
+    # Everything but the painted lines comes from the model, the workspace or a tool.
+    return "\n".join(line if isinstance(line, _Rendered) else shown(line) for line in out)
 
 
 def _resolve_once(future: asyncio.Future[None]) -> None:
@@ -142,7 +151,7 @@ class TerminalApprover:
     async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
         digest = request.digest
         self._say("\n" + render_request(request, colour=self._colour) + "\n")
-        keys = ["y", *(["a"] if request.scopes else []), *(["p"] if request.project_rule else []), "n"]
+        keys = ["y", *(["a"] if request.scopes else []), *(["p"] if request.project_rule else []), "r", "n"]
         while True:
             self._say(f"Approve? [{'/'.join(keys)}]: ")
             answer = await _read_line(self._fd)
@@ -162,6 +171,14 @@ class TerminalApprover:
                 self._say(f"  adding {request.project_rule} to your rules for this project\n")
                 return ApprovalResponse(
                     decision=ApprovalDecision.APPROVE_PROJECT, digest=digest, scope=request.project_rule
+                )
+            if answer in ("r", "refuse"):
+                scope = request.widest_scope
+                return ApprovalResponse(
+                    decision=ApprovalDecision.REJECT_SESSION,
+                    digest=digest,
+                    scope=scope.kind,
+                    feedback=f"refused for the rest of this session: {scope.label}",
                 )
             if answer in ("n", "no"):
                 self._say("Tell the model why (or what to do instead), then Enter: ")

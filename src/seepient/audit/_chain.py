@@ -1,5 +1,5 @@
-"""The hash chain shared by the writer and the verifier: entry encoding and hashing, the head anchor's file
-format, and a line-by-line walker.
+"""The hash chain shared by the writer and the verifier: entry encoding and hashing and a line-by-line walker
+(the head anchor's file format is ``anchor.py``).
 
 Both sides must agree byte for byte on what counts as a chained entry and what counts as sealed torn bytes,
 so the rules live here once.
@@ -9,44 +9,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from typing import Any, NamedTuple
 
 from seepient.protocol import canonical_json
+from seepient.protocol.errors import AuditError
 
 #: ``prev`` of the first entry. A fixed value (not a per-log secret), so any reader can check the chain.
 GENESIS_HASH = "0" * 64
-#: The anchor file: two slots of ``ANCHOR_SLOT_SIZE`` bytes, each one JSON object padded with spaces.
-ANCHOR_FORMAT = "seepient-audit-anchor/2"
-#: A slot that also carries the Ed25519 signature of its checkpoint (``signing.py``) and the signing key's id.
-SIGNED_ANCHOR_FORMAT = "seepient-audit-anchor/3"
-#: The single-document anchor earlier versions replaced on every append; still read, converted on append.
-LEGACY_ANCHOR_FORMAT = "seepient-audit-anchor/1"
-# 512 bytes, aligned: one disk sector, the unit storage writes all-or-nothing on the disks the log's
-# durability notes (log.py) assume, so a slot cut off by a power loss reads old, new, or fails its check.
-ANCHOR_SLOT_SIZE = 512
-ANCHOR_SLOTS = 2
-ANCHOR_FILE_SIZE = ANCHOR_SLOT_SIZE * ANCHOR_SLOTS
 TORN_TAIL_TYPE = "torn_tail"
 #: An entry a signing writer adds when it finds records after the last signed checkpoint (see log.py).
 UNSIGNED_TAIL_TYPE = "unsigned_tail"
 
-_HEX64 = r"^[0-9a-f]{64}$"
-_KEY_ID = r"^ed25519:[0-9a-f]{16}$"
-# An Ed25519 signature is 64 bytes: 86 base64url characters without padding.
-_SIGNATURE = r"^[A-Za-z0-9_-]{86}$"
 _HEX64_TEXT = re.compile("[0-9a-f]{64}")
 # RFC 8785 numbers are IEEE doubles: integers beyond this lose precision and the library refuses them.
-_MAX_SAFE_INT = 2**53 - 1
-# Larger anchors are not anchors; reading a bounded prefix keeps a planted huge file from costing memory.
-_ANCHOR_READ_LIMIT = 64 * 1024
+MAX_SAFE_INT = 2**53 - 1
 
 # UTF-8 lead bytes F0–F4 begin exactly the characters beyond U+FFFF; an escaped surrogate spells one in ASCII.
 _ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
@@ -114,7 +94,7 @@ def _may_hold_astral(data: bytes) -> bool:
     return b"\\u" in data and _SURROGATE_ESCAPE.search(data) is not None
 
 
-class _Inexact(Exception):
+class _Inexact(AuditError):
     """The JSON holds a float or an integer beyond ±(2^53−1), so only RFC 8785 proper can canonicalise it."""
 
 
@@ -124,7 +104,7 @@ def _refuse_inexact(text: str) -> Any:
 
 def _exact_int(text: str) -> int:
     value = int(text)
-    if -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT:
+    if -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
         return value
     raise _Inexact
 
@@ -262,229 +242,6 @@ def encode_line(entry_without_hash: dict[str, Any]) -> tuple[bytes, str]:
         raise ValueError("an entry's seq is an integer and its prev a SHA-256 hex digest")
     fields = {k: v for k, v in entry_without_hash.items() if k not in ("seq", "prev")}
     return encode_entry(seq, prev, encode_fields(fields))
-
-
-class Anchor(BaseModel):
-    """The head anchor: the last anchored entry and the first entry's hash, so a cut tail or a swapped log shows."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    genesis: str = GENESIS_HASH
-    first_hash: str | None = Field(default=None, pattern=_HEX64)
-    seq: int = Field(ge=0, le=_MAX_SAFE_INT)
-    hash: str = Field(pattern=_HEX64)
-    key_id: str | None = Field(default=None, pattern=_KEY_ID)
-    """The signing key's id when this head is a signed checkpoint; ``signature`` is then its signature."""
-    signature: str | None = Field(default=None, pattern=_SIGNATURE)
-
-    @property
-    def signed(self) -> bool:
-        return self.signature is not None
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Anchor:
-        if (self.key_id is None) != (self.signature is None):
-            raise ValueError("a signed anchor names both its key and its signature")
-        if self.genesis != GENESIS_HASH:
-            raise ValueError("genesis is not Seepient's genesis value")
-        if self.seq == 0 and (self.hash != GENESIS_HASH or self.first_hash is not None):
-            raise ValueError("an anchor at seq 0 must point at the genesis value and name no first record")
-        if self.seq >= 1 and self.first_hash is None:
-            raise ValueError("an anchor past seq 0 must name the first record's hash")
-        if self.seq == 1 and self.first_hash != self.hash:
-            raise ValueError("at seq 1 the first record is the head record, but the two hashes differ")
-        return self
-
-
-class _LegacyAnchor(Anchor):
-    format: Literal["seepient-audit-anchor/1"]
-
-
-class _Slot(Anchor):
-    format: Literal["seepient-audit-anchor/2", "seepient-audit-anchor/3"]
-    check: str
-
-    @model_validator(mode="after")
-    def _format_says_signed(self) -> _Slot:
-        if (self.format == SIGNED_ANCHOR_FORMAT) != self.signed:
-            raise ValueError(f"format {self.format} and the presence of a signature disagree")
-        return self
-
-
-GENESIS_ANCHOR = Anchor(seq=0, hash=GENESIS_HASH)
-
-
-def _slot_check(
-    seq: int, digest: str, first_hash: str | None, key_id: str | None = None, signature: str | None = None
-) -> str:
-    # The SHA-256 of the RFC 8785 form of the slot's other members (ASCII keys in order, hex and base64url
-    # strings, an integer: a format string spells it exactly). It tells a torn or garbled slot from a whole
-    # one; it is not a secret, so it proves nothing about who wrote the slot (the signature does that).
-    first = "null" if first_hash is None else f'"{first_hash}"'
-    if signature is None:
-        canonical = (
-            f'{{"first_hash":{first},"format":"{ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}",'
-            f'"hash":"{digest}","seq":{seq}}}'
-        )
-    else:
-        canonical = (
-            f'{{"first_hash":{first},"format":"{SIGNED_ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}",'
-            f'"hash":"{digest}","key_id":"{key_id}","seq":{seq},"signature":"{signature}"}}'
-        )
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
-
-
-def anchor_slot(
-    seq: int, digest: str, first_hash: str | None, key_id: str | None = None, signature: str | None = None
-) -> bytes:
-    """One slot naming entry ``seq`` (hash ``digest``) and the first entry's hash, padded to the slot size;
-    with ``key_id`` and ``signature`` it is a signed checkpoint."""
-    first = "null" if first_hash is None else f'"{first_hash}"'
-    check = _slot_check(seq, digest, first_hash, key_id, signature)
-    if signature is None:
-        text = (
-            f'{{"format":"{ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}","first_hash":{first},"seq":{seq},'
-            f'"hash":"{digest}","check":"{check}"}}'
-        ).encode("ascii")
-    else:
-        text = (
-            f'{{"format":"{SIGNED_ANCHOR_FORMAT}","genesis":"{GENESIS_HASH}","first_hash":{first},"seq":{seq},'
-            f'"hash":"{digest}","key_id":"{key_id}","signature":"{signature}","check":"{check}"}}'
-        ).encode("ascii")
-    return text.ljust(ANCHOR_SLOT_SIZE - 1) + b"\n"
-
-
-def anchor_file_bytes(anchor: Anchor) -> bytes:
-    """A whole anchor file with both slots naming ``anchor``."""
-    slot = anchor_slot(anchor.seq, anchor.hash, anchor.first_hash, anchor.key_id, anchor.signature)
-    return slot * ANCHOR_SLOTS
-
-
-class AnchorUnreadable(Exception):
-    """The anchor file exists but is not a valid anchor; the message says what is wrong with it."""
-
-
-@dataclass(frozen=True)
-class AnchorFile:
-    """What an anchor file says: the anchor, the slot holding it, and what was wrong with the other slot."""
-
-    anchor: Anchor
-    #: the slot an append must not overwrite (its next anchor goes to the other one)
-    newest_slot: int
-    #: why the other slot was not used (a write cut off by a crash, or an edit), None when it was fine
-    damaged_slot: str | None = None
-    #: a single-document anchor from an earlier version
-    legacy: bool = False
-    #: the file's bytes as read
-    raw: bytes = b""
-
-
-def open_anchor(path: Path, flags: int) -> int:
-    """A descriptor on the anchor file (``FileNotFoundError`` when absent; ``AnchorUnreadable`` if not a file)."""
-    # O_NOFOLLOW: a symlink planted at the anchor path must not make appends overwrite another file, nor
-    # make verification trust one; O_NONBLOCK: a FIFO planted there must not hang the open.
-    try:
-        fd = os.open(path, flags | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise AnchorUnreadable(f"{path} cannot be opened as the head anchor ({error.strerror})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise AnchorUnreadable(f"{path} is not a regular file, so it is not a head anchor")
-    return fd
-
-
-def read_anchor_fd(fd: int, path: Path) -> AnchorFile:
-    return parse_anchor(os.pread(fd, _ANCHOR_READ_LIMIT, 0), path)
-
-
-def read_anchor(path: Path) -> AnchorFile | None:
-    """The anchor at ``path``, None when there is none; ``AnchorUnreadable`` when it is damaged."""
-    try:
-        fd = open_anchor(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        return read_anchor_fd(fd, path)
-    finally:
-        os.close(fd)
-
-
-def parse_anchor(raw: bytes, path: Path) -> AnchorFile:
-    """Both slots read; the valid one with the higher seq wins, so a torn newer slot falls back to the older."""
-    if len(raw) != ANCHOR_FILE_SIZE:
-        return _parse_legacy_anchor(raw, path)
-    slots: list[Anchor | None] = []
-    reasons: list[str] = []
-    for index in range(ANCHOR_SLOTS):
-        slot, reason = _parse_slot(raw[index * ANCHOR_SLOT_SIZE : (index + 1) * ANCHOR_SLOT_SIZE])
-        slots.append(slot)
-        reasons.append(f"slot {index}: {reason}" if reason else "")
-    valid = [(slot.seq, -index, index) for index, slot in enumerate(slots) if slot is not None]
-    if not valid:
-        raise AnchorUnreadable(f"{path} is not a valid head anchor ({'; '.join(reasons)})")
-    newest = max(valid)[2]
-    anchor = slots[newest]
-    assert anchor is not None
-    other = slots[1 - newest]
-    if other is not None:
-        if other.seq == anchor.seq and other.hash != anchor.hash:
-            raise AnchorUnreadable(
-                f"{path} is not a valid head anchor (its two slots name different records as seq {anchor.seq})"
-            )
-        if other.first_hash is not None and other.first_hash != anchor.first_hash:
-            raise AnchorUnreadable(
-                f"{path} is not a valid head anchor (its two slots name different first records)"
-            )
-    return AnchorFile(anchor=anchor, newest_slot=newest, damaged_slot=reasons[1 - newest] or None, raw=raw)
-
-
-def _parse_slot(raw: bytes) -> tuple[Anchor | None, str]:
-    if not raw.endswith(b"\n"):
-        return None, "it does not end with its newline (a cut-off write)"
-    try:
-        slot = _Slot.model_validate_json(raw.rstrip(b" \n"))
-    except ValidationError as error:
-        return None, _first_error(error)
-    if slot.check != _slot_check(slot.seq, slot.hash, slot.first_hash, slot.key_id, slot.signature):
-        return None, "its check does not match its content (a cut-off write, or an edit)"
-    return Anchor(
-        genesis=slot.genesis,
-        first_hash=slot.first_hash,
-        seq=slot.seq,
-        hash=slot.hash,
-        key_id=slot.key_id,
-        signature=slot.signature,
-    ), ""
-
-
-def _parse_legacy_anchor(raw: bytes, path: Path) -> AnchorFile:
-    try:
-        legacy = _LegacyAnchor.model_validate_json(raw)
-    except ValidationError as error:
-        if _names_legacy_format(raw):
-            raise AnchorUnreadable(f"{path} is not a valid head anchor ({_first_error(error)})") from None
-        raise AnchorUnreadable(
-            f"{path} is not a valid head anchor (it holds {len(raw)} bytes; an anchor is {ANCHOR_SLOTS} slots "
-            f"of {ANCHOR_SLOT_SIZE} bytes)"
-        ) from None
-    anchor = Anchor(genesis=legacy.genesis, first_hash=legacy.first_hash, seq=legacy.seq, hash=legacy.hash)
-    return AnchorFile(anchor=anchor, newest_slot=0, legacy=True, raw=raw)
-
-
-def _names_legacy_format(raw: bytes) -> bool:
-    try:
-        document = json.loads(raw)
-    except ValueError:
-        return False
-    return isinstance(document, dict) and document.get("format") == LEGACY_ANCHOR_FORMAT
-
-
-def _first_error(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "the content"
-    return f"{where}: {first['msg']}"
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from seepient.protocol.errors import AuditError
+
 # A waiter polls (flock cannot block with a deadline from a thread): short first pauses keep a waiter
 # close behind a holder whose appends take a fraction of a millisecond; the cap keeps idle waiting cheap.
 _FIRST_PAUSE = 0.0001
 _MAX_PAUSE = 0.005
 
 
-class LockTimeout(Exception):
+class LockTimeout(AuditError):
     """Another holder kept the lock for the whole wait."""
 
 

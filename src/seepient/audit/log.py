@@ -7,7 +7,11 @@ anchored ``seq``/``hash`` and the first entry's hash, so removing records from t
 What a crash or power loss can leave behind:
 
 - Every record whose ``append`` returned is on disk: its line goes out in one ``write`` and is fsynced
-  before ``append`` returns (the runtime reports an action's outcome only after that).
+  before ``append`` returns (the runtime writes an action's intent so, before the action starts). A record
+  appended with ``append_settling`` (an action's outcome) has its line written, in order, before the call
+  returns, and its fsync and checkpoint finish on a worker thread while the caller goes on; the next append
+  and ``close`` wait for them. Until then it is exactly where a record is during ``append``'s own fsync:
+  written, not yet durable, not yet anchored.
 - The record being appended may be absent, whole, or a partial last line. The next append ends a whole
   line with its newline, or keeps partial bytes where they are and seals them with a ``torn_tail`` entry.
 - The anchor is two checksummed 512-byte slots (see ``_chain``); each append overwrites the slot that does
@@ -32,44 +36,54 @@ closes, under the lock, the intents a dead process left without an outcome (``re
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
-import secrets
+import queue
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from seepient.audit._chain import (
+    TORN_TAIL_TYPE,
+    UNSIGNED_TAIL_TYPE,
+    EncodedFields,
+    WalkerState,
+    anchor_path_for,
+    encode_entry,
+    encode_fields,
+    lock_path_for,
+)
+from seepient.audit._lock import LockTimeout, ProcessLock
+from seepient.audit.anchor import (
     ANCHOR_FILE_SIZE,
     ANCHOR_SLOT_SIZE,
     GENESIS_ANCHOR,
-    TORN_TAIL_TYPE,
-    UNSIGNED_TAIL_TYPE,
     Anchor,
     AnchorFile,
     AnchorUnreadable,
-    ChainedEntry,
-    ChainWalker,
-    EncodedFields,
-    WalkerState,
     anchor_file_bytes,
-    anchor_path_for,
     anchor_slot,
-    decode_line,
-    encode_entry,
-    encode_fields,
-    encode_line,
-    iter_lines,
-    lock_path_for,
     open_anchor,
     read_anchor_fd,
 )
-from seepient.audit._lock import LockTimeout, ProcessLock
+from seepient.audit.log_files import (
+    WHAT_TO_DO,
+    AuditLogCorrupted,
+    AuditLogError,
+    ensure_private_dir,
+    find_head,
+    open_log,
+    replace_anchor,
+    seal_region,
+    unsigned_tail_note,
+    write_all,
+    write_anchor_slot,
+)
 from seepient.audit.record import RECORD_TYPES, RESERVED_KEYS, SessionRecord
 from seepient.audit.signing import AuditKeyError, head_predates_key
 from seepient.audit.witness import WitnessError, WitnessFile
@@ -77,16 +91,6 @@ from seepient.audit.witness import WitnessError, WitnessFile
 if TYPE_CHECKING:
     from seepient.audit.recovery import OpenIntent
     from seepient.audit.signing import CheckpointSigner
-
-_TAIL_CHUNK = 64 * 1024
-
-
-class AuditLogError(Exception):
-    """The audit log cannot take a record; the message says what happened and what to do."""
-
-
-class AuditLogCorrupted(AuditLogError):
-    """The log and its anchor disagree, so appending would chain onto a history that may have been altered."""
 
 
 @dataclass(frozen=True)
@@ -141,11 +145,14 @@ class AuditLog:
         self._log_name = os.fspath(self.path)
         self._anchor_name = os.fspath(self.anchor_path)
         self._lock_timeout = lock_timeout
-        self._files = _OpenFiles(ProcessLock(lock_path_for(self.path), make_parent=_ensure_private_dir))
+        self._files = _OpenFiles(ProcessLock(lock_path_for(self.path), make_parent=ensure_private_dir))
         self._witness = WitnessFile(witness_path) if witness_path is not None else None
         self._head: _Head | None = None
         # flock excludes other openings of the lock file, not threads sharing this object's descriptor.
         self._threads = threading.Lock()
+        self._settler: _Settler | None = None
+        #: why the last ``append_settling`` record did not become durable, raised by the next append or close
+        self._settle_error: BaseException | None = None
         weakref.finalize(self, self._files.close)
         if self._witness is not None:
             weakref.finalize(self, self._witness.close)
@@ -168,6 +175,45 @@ class AuditLog:
         fields = self._fields(record)
         with self._locked():
             return self._append_locked(fields)
+
+    def append_settling(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
+        """``append`` for a record nothing waits on (an action's outcome): its line is written, after every
+        record appended before it, when this returns; the fsync and signed checkpoint that make it durable
+        finish on a worker thread meanwhile, and the next append or ``close`` waits for them (raising
+        ``AuditLogError`` if they failed). A refusal to write the line at all is raised here, as by ``append``.
+        """
+        fields = self._fields(record)
+        self._acquire()
+        try:
+            entry, settle = self._write_locked(fields)
+        except BaseException:
+            self._release()
+            raise
+        try:
+            settler = self._settler
+            if settler is None or settler.pid != os.getpid():  # a forked child has no thread: start its own
+                settler = self._settler = _Settler()
+            settler.submit(lambda: self._settle(settle))
+        except RuntimeError:  # no thread can be started (the interpreter is shutting down): settle here
+            self._settle(settle)
+            self._raise_settle_error()
+        return entry
+
+    def _settle(self, settle: Callable[[], None]) -> None:
+        """On the settler's thread, holding both locks the append took: make the record durable, then let go."""
+        try:
+            settle()
+        except BaseException as error:
+            self._settle_error = error
+        finally:
+            self._release()
+
+    def _raise_settle_error(self) -> None:
+        error, self._settle_error = self._settle_error, None
+        if error is not None:
+            raise AuditLogError(
+                f"the previous record appended to {self.path} could not be made durable: {error}"
+            ) from error
 
     async def aappend(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
         """``append`` without blocking the event loop (the lock wait and fsync run in a thread)."""
@@ -203,12 +249,19 @@ class AuditLog:
         return closed
 
     def close(self) -> None:
-        """Release the open files; a later ``append`` opens them again."""
+        """Release the open files once the last record is durable; a later ``append`` opens them again.
+        Raises ``AuditLogError`` when a record ``append_settling`` wrote could not be made durable."""
         with self._threads:
             self._head = None
             self._files.close()
             if self._witness is not None:
                 self._witness.close()
+            self._raise_settle_error()
+
+    def wait_settled(self) -> None:
+        """Return once every record appended so far is durable (what ``append_settling`` left to finish)."""
+        with self._threads:
+            pass
 
     def __enter__(self) -> AuditLog:
         return self
@@ -224,6 +277,15 @@ class AuditLog:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """This object's threads, then other processes, excluded for as long as the block runs."""
+        self._acquire()
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _acquire(self) -> None:
+        """Take this object's thread lock (after a settling record's fsync, which holds it), then the process
+        lock; raises what the settling record's fsync failed with, if it did."""
         threads, timeout = self._threads, self._lock_timeout
         if not threads.acquire(blocking=False):
             started = time.monotonic()
@@ -231,6 +293,7 @@ class AuditLog:
                 raise self._lock_timeout_error()
             timeout = max(0.0, timeout - (time.monotonic() - started))
         try:
+            self._raise_settle_error()
             lock = self._files.lock
             try:
                 lock.acquire(timeout)
@@ -240,12 +303,17 @@ class AuditLog:
                 raise AuditLogError(
                     f"cannot open the audit log's lock file {lock.path}: {error.strerror or error}"
                 ) from None
-            try:
-                yield
-            finally:
-                lock.release()
-        finally:
+        except BaseException:
             threads.release()
+            raise
+
+    def _release(self) -> None:
+        # Both locks may be let go by another thread than took them (the settler's): a threading.Lock and a
+        # flock belong to no thread.
+        try:
+            self._files.lock.release()
+        finally:
+            self._threads.release()
 
     def _lock_timeout_error(self) -> AuditLogError:
         return AuditLogError(
@@ -254,6 +322,14 @@ class AuditLog:
         )
 
     def _append_locked(self, fields: EncodedFields) -> AuditEntry:
+        entry, _ = self._write_locked(fields, durably=True)
+        return entry
+
+    def _write_locked(
+        self, fields: EncodedFields, *, durably: bool = False
+    ) -> tuple[AuditEntry, Callable[[], None]]:
+        """Chain ``fields`` onto the head; ``durably``: write, fsync and checkpoint now. Otherwise write the line
+        now and give back what makes it durable and checkpoints it, to run before the locks are let go."""
         # Forget the head first: if anything below fails, the next append re-reads the files.
         head, self._head = self._head, None
         prefix = b""
@@ -267,26 +343,44 @@ class AuditLog:
         files = self._files
         log_fd = files.log
 
-        def write_durably() -> None:
-            _write_all(log_fd, payload)
+        def write() -> None:
+            write_all(log_fd, payload)
+
+        def sync() -> None:
             os.fsync(log_fd)
 
-        # Everything else is computed before the write: the process sleeps in fsync, and work done after
-        # it runs on cold caches, which costs several times as much as the same work done here. The
-        # checkpoint's signature is made during the fsync, by the signer's thread.
-        slot = self._durably_then_checkpoint(write_durably, seq, digest, first_hash)
-        if head.next_slot:
-            anchor_bytes = head.anchor_bytes[:ANCHOR_SLOT_SIZE] + slot
-        else:
-            anchor_bytes = slot + head.anchor_bytes[ANCHOR_SLOT_SIZE:]
-        after = _Head(
-            seq, digest, first_hash, 1 - head.next_slot, anchor_bytes, head.log_end + len(payload), line
-        )
-        _write_anchor_slot(files.anchor, head.next_slot, slot)
-        if self._witness is not None:
-            self._witness.record(slot)
-        self._head = after
-        return entry
+        def write_durably() -> None:
+            write()
+            sync()
+
+        def checkpoint(make_durable: Callable[[], None]) -> None:
+            # Everything else is computed before the write: the process sleeps in fsync, and work done after
+            # it runs on cold caches, which costs several times as much as the same work done here. The
+            # checkpoint's signature is made during the fsync, by the signer's thread.
+            slot = self._durably_then_checkpoint(make_durable, seq, digest, first_hash)
+            if head.next_slot:
+                anchor_bytes = head.anchor_bytes[:ANCHOR_SLOT_SIZE] + slot
+            else:
+                anchor_bytes = slot + head.anchor_bytes[ANCHOR_SLOT_SIZE:]
+            after = _Head(
+                seq, digest, first_hash, 1 - head.next_slot, anchor_bytes, head.log_end + len(payload), line
+            )
+            write_anchor_slot(files.anchor, head.next_slot, slot)
+            if self._witness is not None:
+                self._witness.record(slot)
+            self._head = after
+
+        if durably:
+            checkpoint(write_durably)
+            return entry, lambda: None
+        if self.signer is not None:
+            try:
+                # As in ``_durably_then_checkpoint``: the key is loaded before anything is written.
+                _ = self.signer.key_id
+            except AuditKeyError as error:
+                raise AuditLogError(f"cannot sign the audit log's head: {error}") from None
+        write()
+        return entry, lambda: checkpoint(sync)
 
     def _seal_locked(self) -> None:
         """Write only what must precede the next record (the seal of torn bytes), and checkpoint it."""
@@ -294,18 +388,18 @@ class AuditLog:
         head, prefix = self._load_head()
         if not prefix.strip(b"\n"):
             if prefix:  # only a missing newline: the cut line was a whole entry, which ends the chain now
-                _write_all(self._files.log, prefix)
+                write_all(self._files.log, prefix)
                 os.fsync(self._files.log)
             return
         log_fd = self._files.log
 
         def write_durably() -> None:
-            _write_all(log_fd, prefix)
+            write_all(log_fd, prefix)
             os.fsync(log_fd)
 
         assert head.first_hash is not None
         slot = self._durably_then_checkpoint(write_durably, head.seq, head.hash, head.first_hash)
-        _write_anchor_slot(self._files.anchor, head.next_slot, slot)
+        write_anchor_slot(self._files.anchor, head.next_slot, slot)
         if self._witness is not None:
             self._witness.record(slot)
 
@@ -352,32 +446,32 @@ class AuditLog:
         """The head from the anchor and the log's tail, and what must precede the next record (a seal)."""
         files = self._files
         files.close_data()  # either file may have been replaced since it was opened: open both by path
-        _ensure_private_dir(self.path.parent)
+        ensure_private_dir(self.path.parent)
         witnessed = self._open_witness()
         anchor_file = self._open_anchor()
         if anchor_file is not None and anchor_file.anchor.seq > 0 and not self.path.exists():
             raise AuditLogCorrupted(
                 f"{self.path} is missing, but its head anchor says it held {anchor_file.anchor.seq} records; "
-                f"{_WHAT_TO_DO}"
+                f"{WHAT_TO_DO}"
             )
-        files.log = _open_log(self.path)
+        files.log = open_log(self.path)
         info = os.fstat(files.log)
         files.log_id = (info.st_ino, info.st_dev)
         if anchor_file is None:
             anchor_file = self._start_new_log(files.log)
         self._check_signature(anchor_file.anchor)
-        state, first_hash, tail_end, size, witnessed_hash = _find_head(
+        state, first_hash, tail_end, size, witnessed_hash = find_head(
             files.log, anchor_file.anchor, self.path, witnessed.seq if witnessed else None
         )
         if witnessed is not None:
             self._check_witness(witnessed, anchor_file.anchor, state, first_hash, witnessed_hash)
         prefix = tail_end.newline
         if tail_end.region is not None:
-            seal, state = _seal(tail_end.region, state)
+            seal, state = seal_region(tail_end.region, state)
             prefix += seal
             first_hash = first_hash or state.last_hash
         if self.signer is not None and anchor_file.anchor.signed and state.last_seq > anchor_file.anchor.seq:
-            note, state = _unsigned_tail_note(anchor_file.anchor.seq, state)
+            note, state = unsigned_tail_note(anchor_file.anchor.seq, state)
             prefix += note
         if anchor_file.legacy:
             anchor_file = self._replace_anchor_file(anchor_file.anchor)
@@ -411,13 +505,13 @@ class AuditLog:
                     raise AuditLogCorrupted(
                         f"the head of {self.path} is signed by key {anchor.key_id}, not by this log's signing key "
                         f"{key_id} ({signer.path}): the log was rewritten elsewhere, or the key was replaced; "
-                        f"{_WHAT_TO_DO}"
+                        f"{WHAT_TO_DO}"
                     )
                 assert anchor.first_hash is not None and anchor.signature is not None
                 if not signer.verifier().valid(anchor.first_hash, anchor.seq, anchor.hash, anchor.signature):
                     raise AuditLogCorrupted(
                         f"the head anchor of {self.path} names this log's key but its signature is not valid: "
-                        f"the anchor was forged; {_WHAT_TO_DO}"
+                        f"the anchor was forged; {WHAT_TO_DO}"
                     )
                 return
         except AuditKeyError as error:
@@ -426,7 +520,7 @@ class AuditLog:
             raise AuditLogCorrupted(
                 f"the head anchor of {self.path} is not signed, but it was written after the audit signing key "
                 f"{signer.path} existed, and every writer since then signs: the signature was stripped (the "
-                f"log and anchor rewritten); {_WHAT_TO_DO}"
+                f"log and anchor rewritten); {WHAT_TO_DO}"
             )
 
     def _open_witness(self) -> Anchor | None:
@@ -456,18 +550,18 @@ class AuditLog:
         where = f"the witness {self.witness_path}"
         if first_hash is not None and witnessed.first_hash != first_hash:
             raise AuditLogCorrupted(
-                f"{where} saw a log that began with another record: {self.path} was replaced; {_WHAT_TO_DO}"
+                f"{where} saw a log that began with another record: {self.path} was replaced; {WHAT_TO_DO}"
             )
         if state.last_seq < witnessed.seq:
             raise AuditLogCorrupted(
                 f"{where} saw record {witnessed.seq}, but {self.path} ends at record {state.last_seq}: the log "
-                f"was rolled back or deleted; {_WHAT_TO_DO}"
+                f"was rolled back or deleted; {WHAT_TO_DO}"
             )
         known = anchor.hash if witnessed.seq == anchor.seq else witnessed_hash
         if known is not None and known != witnessed.hash:
             raise AuditLogCorrupted(
                 f"{where} saw another record {witnessed.seq} than {self.path} holds: the log was rewritten; "
-                f"{_WHAT_TO_DO}"
+                f"{WHAT_TO_DO}"
             )
 
     def _open_anchor(self) -> AnchorFile | None:
@@ -476,19 +570,19 @@ class AuditLog:
         except FileNotFoundError:
             return None
         except AnchorUnreadable as error:
-            raise AuditLogCorrupted(f"{error}; {_WHAT_TO_DO}") from None
+            raise AuditLogCorrupted(f"{error}; {WHAT_TO_DO}") from None
         self._files.anchor_opened(fd)
         try:
             return read_anchor_fd(fd, self.anchor_path)
         except AnchorUnreadable as error:
-            raise AuditLogCorrupted(f"{error}; {_WHAT_TO_DO}") from None
+            raise AuditLogCorrupted(f"{error}; {WHAT_TO_DO}") from None
 
     def _start_new_log(self, fd: int) -> AnchorFile:
         size = os.fstat(fd).st_size
         if size:
             raise AuditLogCorrupted(
                 f"{self.path} holds {size} bytes but its head anchor {self.anchor_path} is missing, so a cut "
-                f"tail could not be detected; {_WHAT_TO_DO}"
+                f"tail could not be detected; {WHAT_TO_DO}"
             )
         # The anchor exists before the first record does: a log with records and no anchor can then only mean
         # the anchor was removed, never that a writer died between the two steps.
@@ -498,7 +592,7 @@ class AuditLog:
         """A durable anchor file with both slots naming ``anchor``, opened for the slot updates that follow."""
         self._files.close_anchor()
         raw = anchor_file_bytes(anchor)
-        _replace_anchor(self.anchor_path, raw)
+        replace_anchor(self.anchor_path, raw)
         self._files.anchor_opened(open_anchor(self.anchor_path, os.O_RDWR))
         return AnchorFile(anchor=anchor, newest_slot=0, raw=raw)
 
@@ -506,10 +600,34 @@ class AuditLog:
         # In a forked child: the descriptors share open file descriptions (and so the flock) with the
         # parent, and a thread that held the thread lock at fork time does not exist here.
         self._threads = threading.Lock()
+        self._settler = None
         self._head = None
         self._files.close()
         if self._witness is not None:
             self._witness.close()
+
+
+class _Settler:
+    """One daemon thread that finishes settling records, one at a time, in the order they were written."""
+
+    _exit_hook_registered = False
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        if not _Settler._exit_hook_registered:
+            # Registered after the log's finalizers (``weakref.finalize`` hooks into atexit with the first
+            # log), so it runs before them: they close the files a settling record is still being synced to.
+            _Settler._exit_hook_registered = True
+            atexit.register(_settle_before_exit)
+        threading.Thread(target=self._run, name="seepient-audit-settler", daemon=True).start()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._jobs.put(job)
+
+    def _run(self) -> None:
+        while True:
+            self._jobs.get()()
 
 
 class _OpenFiles:
@@ -554,130 +672,11 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-_WHAT_TO_DO = (
-    "run `seepient audit verify` to see what changed, then move the log and its .anchor aside to start a new "
-    "log (keep the old one as evidence)"
-)
-
-
-@dataclass(frozen=True)
-class _OpenRegion:
-    digest: Any
-    length: int
-
-
-@dataclass(frozen=True)
-class _TailEnd:
-    """What an append must write before its record: a newline ending a cut line, and bytes to seal."""
-
-    newline: bytes
-    region: _OpenRegion | None
-
-
-def _find_head(
-    fd: int, anchor: Anchor, path: Path, want_seq: int | None = None
-) -> tuple[WalkerState, str | None, _TailEnd, int, str | None]:
-    """The last chained entry at or after the anchor, its first hash, what follows the chain, the log's size,
-    and the hash of entry ``want_seq`` if it is among the entries read.
-
-    Reads only the file's tail: back to the anchored line (normally the last line), then forward.
-    """
-    size = os.fstat(fd).st_size
-    if anchor.seq == 0:
-        start, state = 0, WalkerState()
-    else:
-        start, state = _locate_anchored_line(fd, size, anchor, path)
-    tail = os.pread(fd, size - start, start) if size > start else b""
-    # This append ends an unterminated last line with a newline before anything else, so the tail is
-    # judged as it will read afterwards: a line cut just before its newline is then a whole entry that
-    # continues the chain (and is kept), not torn bytes to seal, which verification would see as a fork.
-    newline = b"\n" if tail and not tail.endswith(b"\n") else b""
-    walker = ChainWalker(state)
-    first_hash = anchor.first_hash
-    wanted = None
-    for line_no, raw in enumerate(iter_lines(tail + newline), start=1):
-        entry = walker.feed(raw, line_no)
-        if entry is not None:
-            if entry.seq == 1:
-                first_hash = entry.hash
-            if entry.seq == want_seq:
-                wanted = entry.hash
-    region = None
-    if walker.region is not None:
-        region = _OpenRegion(walker.region.digest.copy(), walker.region.length)
-    return walker.state, first_hash, _TailEnd(newline, region), size, wanted
-
-
-def _seal(region: _OpenRegion, head: WalkerState) -> tuple[bytes, WalkerState]:
-    """A chained ``torn_tail`` entry closing the unchained bytes after ``head``, and the head after it.
-
-    A writer killed mid-``write`` leaves a line without its newline (or a few unchained lines if it died
-    while sealing). Truncating them away would hide that something was being recorded, and appending after
-    them would glue the next record onto garbage. Instead the bytes stay where they are, a newline ends
-    them, and a chained entry commits to their exact length and SHA-256, so verification accepts them as
-    sealed (with a warning) and any later change to them is still detected.
-    """
-    entry = {
-        "seq": head.last_seq + 1,
-        "prev": head.last_hash,
-        "type": TORN_TAIL_TYPE,
-        "timestamp": _now(),
-        "torn_length": region.length,
-        "torn_sha256": region.digest.hexdigest(),
-        "detail": "bytes left by an interrupted write, kept in place and sealed",
-    }
-    line, entry_digest = encode_line(entry)
-    return line, WalkerState(last_seq=entry["seq"], last_hash=entry_digest, last_prev=head.last_hash)
-
-
-def _unsigned_tail_note(anchored_seq: int, head: WalkerState) -> tuple[bytes, WalkerState]:
-    """A chained entry saying which records this signing writer found after the last signed checkpoint.
-
-    A writer that died between fsyncing a record and signing the checkpoint leaves such records, and so
-    does anyone without the key who appends lines that chain. The next signature will cover them either
-    way, so the log says, for good, that they were found unsigned (verification lists them).
-    """
-    first, last = anchored_seq + 1, head.last_seq
-    entry = {
-        "seq": head.last_seq + 1,
-        "prev": head.last_hash,
-        "type": UNSIGNED_TAIL_TYPE,
-        "timestamp": _now(),
-        "first_seq": first,
-        "last_seq": last,
-        "detail": "records found after the last signed checkpoint when this writer opened the log",
-    }
-    line, entry_digest = encode_line(entry)
-    return line, WalkerState(last_seq=entry["seq"], last_hash=entry_digest, last_prev=head.last_hash)
-
-
-def _locate_anchored_line(fd: int, size: int, anchor: Anchor, path: Path) -> tuple[int, WalkerState]:
-    """The offset just after the anchored entry's line, found by reading backwards from the end."""
-    window = _TAIL_CHUNK
-    while True:
-        begin = max(0, size - window)
-        pieces = os.pread(fd, size - begin, begin).split(b"\n")
-        # pieces[-1] follows the last newline (empty, or torn bytes); pieces[0] may start mid-line unless the
-        # window reaches the start of the file.
-        line_end = size - len(pieces[-1])
-        for body in reversed(pieces[(0 if begin == 0 else 1) : -1]):
-            decoded = decode_line(body, 0)
-            if isinstance(decoded, ChainedEntry):
-                if decoded.seq == anchor.seq and decoded.hash == anchor.hash:
-                    return line_end, WalkerState(decoded.seq, decoded.hash, decoded.prev)
-                if decoded.seq < anchor.seq:
-                    return _anchored_line_missing(path, anchor)
-            line_end -= len(body) + 1
-        if begin == 0:
-            return _anchored_line_missing(path, anchor)
-        window *= 2
-
-
-def _anchored_line_missing(path: Path, anchor: Anchor) -> tuple[int, WalkerState]:
-    raise AuditLogCorrupted(
-        f"the head anchor says record {anchor.seq} ends the log, but {path} does not hold that record intact "
-        f"(records were removed or edited); {_WHAT_TO_DO}"
-    )
+def _settle_before_exit() -> None:
+    # The settler is a daemon thread: an exit must not cut off a record it is making durable.
+    for log in list(_LIVE_LOGS):
+        with contextlib.suppress(AuditLogError):
+            log.wait_settled()
 
 
 def _encode_record(record: SessionRecord | Mapping[str, Any]) -> EncodedFields:
@@ -717,87 +716,3 @@ def _record_fields(record: SessionRecord | Mapping[str, Any]) -> dict[str, Any]:
     if clash:
         raise ValueError(f"a record may not carry {sorted(clash)}: the log sets seq, prev and hash itself")
     return dict(record)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _ensure_private_dir(directory: Path) -> None:
-    if directory.is_dir():
-        return
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        directory.mkdir(mode=0o700)
-        # mkdir's mode is filtered by the umask; the audit directory must not be readable by others.
-        os.chmod(directory, 0o700)
-
-
-def _open_log(path: Path) -> int:
-    # O_NOFOLLOW: a symlink planted at the log path must not redirect records into another file.
-    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
-    try:
-        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        try:
-            return os.open(path, flags)
-        except OSError as error:
-            raise AuditLogError(f"cannot open the audit log {path}: {error.strerror}") from None
-    except OSError as error:
-        raise AuditLogError(f"cannot create the audit log {path}: {error.strerror}") from None
-    os.fchmod(fd, 0o600)
-    _fsync_dir(path.parent)
-    return fd
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    # One write normally carries the whole payload; a short write (a signal, a full disk) continues where it
-    # stopped, and O_APPEND under the lock keeps the pieces adjacent.
-    written = os.write(fd, data)
-    if written == len(data):
-        return
-    view = memoryview(data)[written:]
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _write_anchor_slot(fd: int, slot: int, data: bytes) -> None:
-    # In place, no fsync: the module docstring says why a lagging slot is safe. One pwrite of one aligned
-    # sector cannot be split by the process dying, and the slot it overwrites is never the newest.
-    written = os.pwrite(fd, data, slot * ANCHOR_SLOT_SIZE)
-    if written != len(data):
-        raise AuditLogError(
-            f"the head anchor took only {written} of {len(data)} bytes; the record itself is on disk, and the "
-            "next append rewrites the anchor"
-        )
-
-
-def _replace_anchor(path: Path, data: bytes) -> None:
-    # Callers hold the log's lock, so any temp anchor already there belongs to a writer that died mid-replace.
-    prefix = f".{path.name}."
-    with os.scandir(path.parent) as entries:
-        stale = [e.path for e in entries if e.name.startswith(prefix) and e.name.endswith(".tmp")]
-    for leftover in stale:
-        Path(leftover).unlink(missing_ok=True)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        _write_all(fd, data)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        temp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    os.replace(temp, path)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from seepient.protocol import ApprovalResponse, PreparedActionDraft, Verdict
+from seepient.protocol.frozen import deferred_config
 
-Surface = Literal["cli", "tui", "server", "sdk"]
+Surface = Literal["cli", "tui", "server", "sdk", "acp"]
 OutcomeStatus = Literal["ok", "error", "denied", "rejected", "interrupted"]
 FileStateName = Literal["new", "old", "neither", "unreadable"]
 """What a file named by an interrupted change holds: the change's new content (or, for a deletion, no file),
@@ -45,7 +46,7 @@ def output_digest(output: str | bytes) -> str:
 class AuditOutcome(BaseModel):
     """What happened: ``denied`` by policy, ``rejected`` by a person, or run with an ``ok``/``error`` result."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     status: OutcomeStatus
     exit_code: int | None = None
@@ -74,7 +75,7 @@ class AuditOutcome(BaseModel):
 class SessionRecord(BaseModel):
     """What every record of a session's action carries: when, which session, and who drove it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     type: str
     """Each kind of record names itself first on its line (a subclass narrows it to one value)."""
@@ -109,31 +110,35 @@ class SessionRecord(BaseModel):
         return cls.model_validate({k: v for k, v in entry.items() if k not in RESERVED_KEYS})
 
 
-def _approval_matches(approval: ApprovalResponse | None, action: PreparedActionDraft) -> None:
-    # An answer given for another digest did not approve this action; recording it as if it had would
-    # make the log vouch for something nobody agreed to.
-    if approval is not None and approval.digest != action.digest:
-        raise ValueError(
-            f"approval is for digest {approval.digest}, but the action's digest is {action.digest}"
-        )
+class _DecidedAction(SessionRecord):
+    """What the records naming a whole action carry after the session's part: the surface and model that asked,
+    the action, and how policy and (when it asked) a person decided on it. The answer must be for this action's
+    digest."""
 
-
-class AuditRecord(SessionRecord):
-    """One record for an action that did not run (denied or rejected), or a whole action of an older log.
-    ``approval`` is null when policy allowed or denied without asking."""
-
-    type: Literal["action"] = "action"
     surface: Surface
     model: str
     action: PreparedActionDraft
     verdict: Verdict
     approval: ApprovalResponse | None = None
-    outcome: AuditOutcome
 
     @model_validator(mode="after")
-    def _approval_binds_to_action(self) -> AuditRecord:
-        _approval_matches(self.approval, self.action)
+    def _approval_binds_to_action(self) -> Self:
+        # An answer given for another digest did not approve this action; recording it as if it had would
+        # make the log vouch for something nobody agreed to.
+        approval = self.approval
+        if approval is not None and approval.digest != self.action.digest:
+            raise ValueError(
+                f"approval is for digest {approval.digest}, but the action's digest is {self.action.digest}"
+            )
         return self
+
+
+class AuditRecord(_DecidedAction):
+    """One record for an action that did not run (denied or rejected), or a whole action of an older log.
+    ``approval`` is null when policy allowed or denied without asking."""
+
+    type: Literal["action"] = "action"
+    outcome: AuditOutcome
 
 
 class FileImages(BaseModel):
@@ -143,7 +148,7 @@ class FileImages(BaseModel):
     intent was written (the file no longer held its pre-image, so the commit will refuse to touch it).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     path: str
     pre_image_sha256: str | None = Field(default=None, pattern=_HEX64)
@@ -154,7 +159,7 @@ class FileImages(BaseModel):
 class Writer(BaseModel):
     """The process that wrote an intent, precisely enough to tell later whether it still runs."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     host: str
     pid: int
@@ -164,15 +169,10 @@ class Writer(BaseModel):
     """The process's start time in clock ticks since boot, so a reused pid is not taken for the writer."""
 
 
-class IntentRecord(SessionRecord):
+class IntentRecord(_DecidedAction):
     """Written, and fsynced, before an approved action is handed to execution."""
 
     type: Literal["intent"] = "intent"
-    surface: Surface
-    model: str
-    action: PreparedActionDraft
-    verdict: Verdict
-    approval: ApprovalResponse | None = None
     workspace: str
     """The workspace the action's relative paths are in (absolute)."""
     writer: Writer
@@ -181,16 +181,11 @@ class IntentRecord(SessionRecord):
 
     _omitted_when_empty: ClassVar[tuple[str, ...]] = ("parent_session_id", "files")
 
-    @model_validator(mode="after")
-    def _approval_binds_to_action(self) -> IntentRecord:
-        _approval_matches(self.approval, self.action)
-        return self
-
 
 class FileState(BaseModel):
     """What one file of an interrupted change held when its outcome was recorded."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     path: str
     state: FileStateName

@@ -9,8 +9,6 @@ session costs nothing until its first record.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import stat
 import threading
@@ -18,13 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seepient.protocol.errors import AuditError
+
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 CHECKPOINT_TYPE = "seepient-audit-checkpoint"
 
 
-class AuditKeyError(Exception):
+class AuditKeyError(AuditError):
     """The audit signing key or its public key cannot be read or written; the message names the file."""
 
 
@@ -78,8 +78,10 @@ class CheckpointSigner:
 
     def sign(self, first_hash: str, seq: int, head_hash: str) -> str:
         """The base64url (unpadded) signature of the checkpoint."""
+        from seepient.crypto.ed25519_pem import b64url_encode
+
         key = self._load()
-        return _b64encode(key.sign(checkpoint_message(first_hash, seq, head_hash)))
+        return b64url_encode(key.sign(checkpoint_message(first_hash, seq, head_hash)))
 
     def sign_during(self, work: Callable[[], None], first_hash: str, seq: int, head_hash: str) -> str:
         """Run ``work`` (the record's write and fsync) while another thread signs the checkpoint, and return
@@ -140,13 +142,15 @@ class _SigningThread:
         return self._result
 
     def _run(self) -> None:
+        from seepient.crypto.ed25519_pem import b64url_encode
+
         while True:
             self._request.wait()
             self._request.clear()
             job = self._job
             try:
                 assert job is not None
-                self._result = _b64encode(job[0].sign(job[1]))
+                self._result = b64url_encode(job[0].sign(job[1]))
             except BaseException as error:  # handed to the caller, which raises it
                 self._result = error
             self._done.set()
@@ -182,8 +186,10 @@ class CheckpointVerifier:
     def valid(self, first_hash: str, seq: int, head_hash: str, signature: str) -> bool:
         from cryptography.exceptions import InvalidSignature
 
+        from seepient.crypto.ed25519_pem import b64url_decode
+
         try:
-            raw = _b64decode(signature)
+            raw = b64url_decode(signature)
         except ValueError:
             return False
         try:
@@ -194,22 +200,20 @@ class CheckpointVerifier:
 
 
 def _key_id(public_key: Ed25519PublicKey) -> str:
-    from seepient.crypto.signing import key_id_for
+    from seepient.crypto.ed25519_pem import key_id
 
-    return key_id_for(public_key)
+    return key_id(public_key.public_bytes_raw())
 
 
 def _load_or_create(path: Path) -> Ed25519PrivateKey:
-    from seepient.crypto.files import CryptoFileError
-    from seepient.crypto.signing import (
-        generate_signing_key,
-        private_key_pem,
-        public_key_pem,
-    )
+    from seepient.crypto.ed25519_pem import public_key_pem
 
     _private_directory(path.parent)
     key = _read_private(path)
     if key is None:
+        from seepient.crypto.files import CryptoFileError
+        from seepient.crypto.signing import generate_signing_key, private_key_pem
+
         fresh = generate_signing_key()
         try:
             _write_private(path, private_key_pem(fresh))
@@ -219,7 +223,7 @@ def _load_or_create(path: Path) -> Ed25519PrivateKey:
             key = _read_private(path)
             if key is None:
                 raise AuditKeyError(f"cannot create the audit signing key {path}") from None
-    _ensure_public_file(public_key_path(path), public_key_pem(key.public_key()))
+    _ensure_public_file(public_key_path(path), public_key_pem(key.public_key().public_bytes_raw()))
     return key
 
 
@@ -237,8 +241,9 @@ def _private_directory(directory: Path) -> None:
 
 
 def _read_private(path: Path) -> Ed25519PrivateKey | None:
-    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from seepient.crypto.ed25519_pem import private_key_from_pem
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
@@ -258,8 +263,15 @@ def _read_private(path: Path) -> Ed25519PrivateKey | None:
         data = _read_all(fd)
     finally:
         os.close(fd)
+    # The key as Seepient writes it is read without loading cryptography's serialization package; any other
+    # PEM (another tool's, another key type) goes through that package's full parser.
+    key: Any = private_key_from_pem(data)
+    if key is not None:
+        return key
+    from cryptography.hazmat.primitives import serialization
+
     try:
-        key: Any = serialization.load_pem_private_key(data, password=None)
+        key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as error:
         raise AuditKeyError(f"{path} is not an unencrypted PEM private key ({error})") from None
     if not isinstance(key, Ed25519PrivateKey):
@@ -274,8 +286,6 @@ def _write_private(path: Path, data: bytes) -> None:
 
 
 def _ensure_public_file(path: Path, data: bytes) -> None:
-    from seepient.crypto.files import CryptoFileError, write_secret_file
-
     try:
         if path.read_bytes() == data:
             return
@@ -290,6 +300,8 @@ def _ensure_public_file(path: Path, data: bytes) -> None:
             f"{path} is not the public key of the audit signing key beside it; move one of them aside "
             "(keep the old pair if you still need to verify logs it signed)"
         )
+    from seepient.crypto.files import CryptoFileError, write_secret_file
+
     try:
         write_secret_file(path, data, overwrite=False)
     except CryptoFileError:
@@ -302,16 +314,3 @@ def _read_all(fd: int) -> bytes:
     while chunk := os.read(fd, 65536):
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _b64encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _b64decode(text: str) -> bytes:
-    if not isinstance(text, str) or not text.isascii():
-        raise ValueError("a signature is base64url text")
-    try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError) as error:
-        raise ValueError(f"not base64url: {error}") from None

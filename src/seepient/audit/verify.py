@@ -13,21 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from seepient.audit._chain import (
     UNSIGNED_TAIL_TYPE,
-    Anchor,
-    AnchorFile,
-    AnchorUnreadable,
     ChainedEntry,
     ChainProblem,
     ChainWalker,
     anchor_path_for,
     lock_path_for,
-    read_anchor,
 )
 from seepient.audit._lock import LockTimeout, ProcessLock
+from seepient.audit.anchor import Anchor, AnchorFile, AnchorUnreadable, read_anchor
 from seepient.audit.liveness import writer_alive
 from seepient.audit.record import (
     ACTION_TYPE,
@@ -40,6 +37,7 @@ from seepient.audit.record import (
 from seepient.audit.recovery import file_states
 from seepient.audit.signing import AuditKeyError, CheckpointVerifier, head_predates_key
 from seepient.audit.witness import WitnessError, read_witness
+from seepient.protocol.frozen import deferred_config
 
 _MAX_LISTED_WARNINGS = 20
 _LOCK_WAIT_SECONDS = 10.0
@@ -53,7 +51,7 @@ was given to check it. ``none``: the log is empty or absent."""
 class InterruptedAction(BaseModel):
     """An action whose process ended between its intent and its outcome."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     seq: int
     """The intent's sequence number."""
@@ -72,7 +70,7 @@ class InterruptedAction(BaseModel):
 class VerifyReport(BaseModel):
     """The verdict on one log. ``records`` counts the entries that verified (the intact prefix when not ok)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     path: str
     ok: bool
@@ -137,22 +135,17 @@ def _verify_once(path: Path, checks: _Checks) -> tuple[VerifyReport, bool]:
         return _failed(path, records=0, seq=None, problem=f"the head anchor is damaged: {error}"), False
     if not path.exists():
         if anchor_file is not None and anchor_file.anchor.seq > 0:
-            return _failed(
-                path,
-                records=0,
-                seq=1,
-                problem=f"the log file is missing, but its head anchor says it held {anchor_file.anchor.seq} "
-                "records (the log was deleted)",
-            ), False
-        if witnessed is not None and witnessed.anchor.seq > 0:
-            return _failed(
-                path,
-                records=0,
-                seq=1,
-                problem=f"the log file and its anchor are missing, but the witness {checks.witness} saw "
-                f"{witnessed.anchor.seq} records (the log was deleted)",
-            ), False
-        return VerifyReport(path=str(path), ok=True, exists=False, records=0), True
+            missing = (
+                f"the log file is missing, but its head anchor says it held {anchor_file.anchor.seq} records"
+            )
+        elif witnessed is not None and witnessed.anchor.seq > 0:
+            missing = (
+                f"the log file and its anchor are missing, but the witness {checks.witness} saw "
+                f"{witnessed.anchor.seq} records"
+            )
+        else:
+            return VerifyReport(path=str(path), ok=True, exists=False, records=0), True
+        return _failed(path, records=0, seq=1, problem=f"{missing} (the log was deleted)"), False
     try:
         report = _verify_existing(path, anchor_file, anchor_path, checks, witnessed)
     except OSError as error:
@@ -565,62 +558,3 @@ def _reader_lock(path: Path) -> Iterator[str | None]:
         yield None
     finally:
         lock.close()
-
-
-def format_report(report: VerifyReport) -> str:
-    """A few lines for a terminal: the verdict first, then the signature and witness, interrupted actions,
-    then warnings."""
-    if not report.exists and report.ok:
-        return f"no audit log at {report.path} yet: nothing has been recorded (0 records)"
-    if report.ok:
-        head = f"; head seq {report.head_seq}, hash {report.head_hash}" if report.head_hash else ""
-        lines = [f"audit log {report.path} is intact: {report.records} records verified{head}"]
-        if report.signature == "valid":
-            lines.append(
-                f"head checkpoint (seq {report.checkpoint_seq}) signed by {report.key_id}: signature valid"
-            )
-        elif report.signature == "unchecked":
-            lines.append(
-                f"head checkpoint signed by {report.key_id}: signature NOT checked (no public key; pass "
-                "--public-key)"
-            )
-        elif report.signature == "unsigned":
-            lines.append(
-                "head checkpoint: NOT signed (a log from before signing, or written without a key): a "
-                "consistent rewrite of the log and its anchor would not be detected"
-            )
-        if report.witness is not None:
-            seen = f"saw seq {report.witness_seq}" if report.witness_seq is not None else "holds nothing yet"
-            lines.append(f"witness {report.witness}: {seen}, consistent with the log")
-    else:
-        where = f" at seq {report.first_bad_seq}" if report.first_bad_seq is not None else ""
-        lines = [
-            f"audit log {report.path} FAILED verification{where}: {report.problem}",
-            f"{report.records} records before that point verify",
-        ]
-    for action in report.interrupted:
-        lines.append(_interrupted_line(action))
-    lines.extend(f"warning: {note}" for note in report.warnings)
-    return "\n".join(lines)
-
-
-def _interrupted_line(action: InterruptedAction) -> str:
-    label = {
-        "open": "INTERRUPTED (no outcome recorded)",
-        "running": "in progress (its process still runs)",
-        "closed": f"INTERRUPTED (closed as interrupted by session {action.closed_by})",
-    }[action.state]
-    files = ""
-    if action.files:
-        files = "; files: " + ", ".join(
-            f"{state.path}: {_STATE_WORDS[state.state]}" for state in action.files
-        )
-    return f"{label}: seq {action.seq} {action.tool} in session {action.session_id}: {action.summary}{files}"
-
-
-_STATE_WORDS = {
-    "new": "new content",
-    "old": "old content",
-    "neither": "neither old nor new content",
-    "unreadable": "unreadable",
-}

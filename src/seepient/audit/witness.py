@@ -10,34 +10,30 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 from pathlib import Path
 
-from seepient.audit._chain import (
+from seepient.audit.anchor import (
     ANCHOR_FILE_SIZE,
     ANCHOR_SLOT_SIZE,
     AnchorFile,
     AnchorUnreadable,
+    open_regular_file,
     parse_anchor,
+    read_regular_file,
 )
+from seepient.protocol.errors import AuditError
 
 _READ_LIMIT = 64 * 1024
+_ROLE = "the audit witness"
 
 
-class WitnessError(Exception):
+class WitnessError(AuditError):
     """The witness file cannot be opened, created or read as a witness; the message names it."""
 
 
 def read_witness(path: Path) -> AnchorFile | None:
     """What the witness at ``path`` holds, None when it does not exist or was never written to."""
-    try:
-        fd = _open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        return _parse(fd, path)
-    finally:
-        os.close(fd)
+    return read_regular_file(path, WitnessError, _ROLE, _parse)
 
 
 class WitnessFile:
@@ -114,18 +110,7 @@ class WitnessFile:
 
 
 def _open(path: Path, flags: int) -> int:
-    # O_NOFOLLOW: a symlink planted at the witness path must not make appends overwrite another file;
-    # O_NONBLOCK: a FIFO there must not hang the open.
-    try:
-        fd = os.open(path, flags | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise WitnessError(f"cannot open the audit witness {path}: {error.strerror or error}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise WitnessError(f"{path} is not a regular file, so it cannot be the audit witness")
-    return fd
+    return open_regular_file(path, flags, WitnessError, _ROLE)
 
 
 def _parse(fd: int, path: Path) -> AnchorFile | None:

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from seepient.config.paths import SeepientPaths
-from seepient.config.settings import (
+from seepient.config.sections import (
     MCP_SERVER_NAME,
     CircuitBreakerSettings,
     LspServerSettings,
@@ -29,11 +29,13 @@ from seepient.config.settings import (
     PriceSettings,
     RetrySettings,
     RouteSettings,
-    SettingsError,
     WorkerLimitSettings,
     check_route_keys,
-    normalise_mode,
 )
+from seepient.config.settings import SettingsError, normalise_mode
+from seepient.config.unknown_keys import closest_key
+from seepient.protocol.errors import ConfigurationError
+from seepient.protocol.frozen import deferred_config
 
 MAX_PROJECT_SETTINGS_BYTES = 1 << 20
 """A settings file is a few kilobytes; anything near this is not one."""
@@ -84,7 +86,7 @@ def read_project_file(workspace: Path) -> ProjectFile:
     return ProjectFile(path=path, content=content, sha256=hashlib.sha256(content).hexdigest(), data=data)
 
 
-class _DuplicateKey(ValueError):
+class _DuplicateKey(ConfigurationError, ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
@@ -174,7 +176,7 @@ def _refusal(path: Path, exc: OSError, what: Literal["folder", "file"]) -> Setti
 class _Strict(BaseModel):
     """Unknown keys are refused, and a key may be spelled either way but not both ways at once."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = deferred_config(extra="forbid", populate_by_name=True, frozen=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -188,7 +190,7 @@ class _Strict(BaseModel):
         return data
 
 
-_STRICT = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+_STRICT = deferred_config(extra="forbid", populate_by_name=True, frozen=True)
 
 
 class ProjectRoute(_Strict, RouteSettings):
@@ -242,6 +244,7 @@ class ProjectModels(_Strict):
     retry: ProjectRetry | None = None
     circuit_breaker: ProjectCircuitBreaker | None = Field(default=None, alias="circuitBreaker")
     prices: dict[str, ProjectPrice] | None = None
+    max_output_tokens: int | dict[str, int] | None = Field(default=None, alias="maxOutputTokens")
     providers: Any = None
 
     @field_validator("routes")
@@ -261,6 +264,8 @@ class ProjectExecution(_Strict):
     sandbox_readable: Any = Field(default=None, alias="sandboxReadable")
     sandbox_hidden: Any = Field(default=None, alias="sandboxHidden")
     scheduler_endpoint: Any = Field(default=None, alias="schedulerEndpoint")
+    scheduler_endpoints: Any = Field(default=None, alias="schedulerEndpoints")
+    scheduler_breaker: Any = Field(default=None, alias="schedulerBreaker")
     worker_image: Any = Field(default=None, alias="workerImage")
     mtls: Any = None
     dispatch_signing_key_path: Any = Field(default=None, alias="dispatchSigningKeyPath")
@@ -271,6 +276,8 @@ class ProjectExecution(_Strict):
 class ProjectRuntime(_Strict):
     max_steps: int | None = Field(default=None, alias="maxSteps", gt=0)
     max_parallel_tools: int | None = Field(default=None, alias="maxParallelTools", ge=1, le=64)
+    turn_token_budget: int | None = Field(default=None, alias="turnTokenBudget", ge=1_000)
+    turn_timeout_ms: int | None = Field(default=None, alias="turnTimeoutMs", ge=1_000)
 
 
 class ProjectContext(_Strict):
@@ -314,6 +321,7 @@ class ProjectSettings(_Strict):
     enabled_project_mcp_servers: Any = Field(default=None, alias="enabledProjectMcpServers")
     knowledge: Any = None
     audit: Any = None
+    telemetry: Any = None
 
     @field_validator("mcp_servers")
     @classmethod
@@ -337,15 +345,18 @@ def parse_project_settings(file: ProjectFile) -> ProjectSettings:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         if first["type"] == "extra_forbidden":
+            allowed = _keys_here(first["loc"])
+            meant = closest_key(str(first["loc"][-1]), allowed)
+            hint = f"did you mean {meant!r}? " if meant else ""
             raise SettingsError(
-                f"{file.path}: {where}: not a key a project's settings may hold; "
-                f"{_allowed_here(first['loc'])} (docs/security.md, Untrusted projects, lists what each does)"
+                f"{file.path}: {where}: not a key a project's settings may hold; {hint}the keys here are "
+                f"{', '.join(allowed)} (docs/security.md, Untrusted projects, lists what each does)"
             ) from None
         message = first["msg"].removeprefix("Value error, ")
         raise SettingsError(f"{file.path}: {where or '(top level)'}: {message}") from None
 
 
-def _allowed_here(loc: tuple[int | str, ...]) -> str:
+def _keys_here(loc: tuple[int | str, ...]) -> list[str]:
     """The keys the schema has where ``loc`` points, for the error message."""
     model: type[BaseModel] = ProjectSettings
     for part in loc[:-1]:
@@ -358,8 +369,7 @@ def _allowed_here(loc: tuple[int | str, ...]) -> str:
             # A name inside a dict of entries (a route, a server): the entry's model is one level further.
             continue
         model = inner
-    keys = [field.alias or name for name, field in model.model_fields.items()]
-    return "the keys here are " + ", ".join(keys)
+    return [field.alias or name for name, field in model.model_fields.items()]
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:

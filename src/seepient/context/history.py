@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from seepient.context.tokens import MESSAGE_OVERHEAD_TOKENS, TokenEstimator
 from seepient.models.base import Model, ModelError
 from seepient.protocol import Completion, Message, ModelRequest, TextChunk, ToolSpec
+from seepient.protocol.errors import ExecutionError
+from seepient.protocol.events import CompactionEvent
+from seepient.protocol.fields import same_named
 
 SUMMARY_HEADER = (
     "[Summary of the earlier conversation. It replaced older messages when the history was compacted to "
@@ -37,7 +40,7 @@ Summarise the transcript you are given so the agent can continue the work withou
 Write plain text, no preamble, at most about {max_words} words. Do not invent anything."""
 
 
-class CompactionInvariantError(RuntimeError):
+class CompactionInvariantError(ExecutionError, RuntimeError):
     """A compacted history that would break tool-call pairing: a bug, never the user's fault."""
 
 
@@ -78,17 +81,11 @@ class CompactionResult:
     summary: str | None = field(default=None, repr=False)
 
     def event_fields(self) -> dict[str, Any]:
-        """The fields of a ``CompactionEvent`` (everything but the new messages)."""
-        return {
-            "reason": self.reason,
-            "tokens_before": self.tokens_before,
-            "tokens_after": self.tokens_after,
-            "window_tokens": self.window_tokens,
-            "pruned_tool_outputs": self.pruned_tool_outputs,
-            "summarised_messages": self.summarised_messages,
-            "summary_model": self.summary_model,
-            "summary_error": self.summary_error,
-        }
+        """The fields of a ``CompactionEvent`` (everything but the new messages), in the event's order."""
+        return same_named(self, (name for name in CompactionEvent.model_fields if name in _RESULT_FIELDS))
+
+
+_RESULT_FIELDS = frozenset(result_field.name for result_field in fields(CompactionResult))
 
 
 def is_summary(message: Message) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from seepient.context.embedding import Embedder, EmbedderUnavailable, load_embedder
 from seepient.execution.search import TreeWalker
+from seepient.protocol.errors import StorageError
 from seepient.protocol.retrieval import KnowledgeOutcome, KnowledgePassage
 
 SCHEMA_VERSION = "1"
@@ -65,7 +66,7 @@ SkipCheck = Callable[[Path], str | None]
 """Why a file must stay out of the index (a secret, Seepient's own state), or None when it may go in."""
 
 
-class KnowledgeIndexError(Exception):
+class KnowledgeIndexError(StorageError):
     """An index that cannot be built or read; the message says why and what to do."""
 
 
@@ -403,15 +404,7 @@ class KnowledgeIndex:
         semantic, note = self._nearest(query, embedders)
         if semantic is None:
             passages = tuple(
-                KnowledgePassage(
-                    path=found[rowid][0],
-                    start_line=found[rowid][1],
-                    end_line=found[rowid][2],
-                    score=round(bm25[rowid], 4),
-                    text=found[rowid][3],
-                    matched=("bm25",),
-                )
-                for rowid in lexical[:limit]
+                _passage(found[rowid], round(bm25[rowid], 4), ("bm25",)) for rowid in lexical[:limit]
             )
             return KnowledgeOutcome(indexed=True, passages=passages, documents=documents, note=note)
         fused: dict[int, float] = {}
@@ -430,13 +423,10 @@ class KnowledgeIndex:
             ):
                 found[rowid] = (path, int(start), int(end), text)
         passages = tuple(
-            KnowledgePassage(
-                path=found[rowid][0],
-                start_line=found[rowid][1],
-                end_line=found[rowid][2],
-                score=round(fused[rowid], 5),
-                text=found[rowid][3],
-                matched=tuple(
+            _passage(
+                found[rowid],
+                round(fused[rowid], 5),
+                tuple(
                     name for name, hits in (("bm25", in_lexical), ("vector", in_semantic)) if rowid in hits
                 ),
             )
@@ -488,6 +478,14 @@ class KnowledgeIndex:
             return self._db.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None
         except sqlite3.OperationalError:  # an index built before vectors existed, opened read-only
             return False
+
+
+def _passage(row: tuple[str, int, int, str], score: float, matched: tuple[str, ...]) -> KnowledgePassage:
+    """A found passage (its path, first and last line, text) as the search answers it."""
+    path, start_line, end_line, text = row
+    return KnowledgePassage(
+        path=path, start_line=start_line, end_line=end_line, score=score, text=text, matched=matched
+    )
 
 
 def _meta(db: sqlite3.Connection, key: str) -> str | None:
@@ -557,3 +555,12 @@ def search_index(
         return KnowledgeOutcome(indexed=False)
     with index:
         return index.search(query, limit=limit, embedders=embedders)
+
+
+def read_index(index: Path, query: str, *, limit: int) -> KnowledgeOutcome:
+    """``search_index`` as the executor's ``KnowledgeIndexReader``: an index that cannot be read is an outcome
+    saying why, not an exception."""
+    try:
+        return search_index(index, query, limit=limit)
+    except KnowledgeIndexError as exc:
+        return KnowledgeOutcome(indexed=False, problem=str(exc))

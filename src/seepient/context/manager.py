@@ -7,7 +7,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from seepient.config.settings import ContextSettings, Settings
+from seepient.config.sections import ContextSettings
+from seepient.config.settings import Settings
 from seepient.context.environment import GitJail
 from seepient.context.history import (
     CompactionPolicy,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from seepient.context.environment import EnvironmentFacts, GitJail, GitProbe, GitState, gather_environment
-from seepient.context.memory import DEFAULT_MEMORY_MAX_CHARS, read_memory_snapshot
+from seepient.context.memory_prompt import DEFAULT_MEMORY_MAX_CHARS, read_memory_snapshot
 from seepient.context.rules import (
     DEFAULT_FILE_MAX_CHARS,
     DEFAULT_TOTAL_MAX_CHARS,
@@ -38,7 +38,7 @@ whether shell commands run in a sandbox. If an action is denied or rejected, rea
 something else; do not try to get around a refusal. Keep answers short and say what you changed."""
 
 RULES_PREAMBLE = f"""# Rules
-The user and the project give you rules in {RULES_FILE} files, shown below farthest first. When two rules
+The user and the project give you rules in {RULES_FILE} (or CLAUDE.md) files, shown below farthest first. When two rules
 disagree, the later one (closer to the working directory) takes precedence. A subdirectory may hold its own
 {RULES_FILE} with rules for the files in it: read it before working there."""
 

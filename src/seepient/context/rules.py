@@ -4,6 +4,10 @@ Order (later takes precedence): the user's ``<seepient home>/AGENTS.md``, then o
 the repository root (the nearest ancestor holding ``.git``, else the workspace) down to the working
 directory. Project files are read only when they really live inside the repository root, so a cloned
 repository cannot point an ``AGENTS.md`` symlink at ``~/.ssh/id_rsa`` and have it sent to the model.
+
+A directory without an ``AGENTS.md`` may hold Claude Code's ``CLAUDE.md`` instead; it is read in its place,
+under the same checks and caps, so a team can switch without renaming its files. Where both exist only
+``AGENTS.md`` counts.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from seepient.context.warnings import ContextWarning
 from seepient.protocol import PathAccess, PathDenied
 
 RULES_FILE = "AGENTS.md"
+FALLBACK_RULES_FILE = "CLAUDE.md"
 DEFAULT_FILE_MAX_CHARS = 32_000
 DEFAULT_TOTAL_MAX_CHARS = 96_000
 
@@ -107,8 +112,8 @@ def discover_rules(
     relative = cwd.relative_to(root).parts
     for depth in range(len(relative) + 1):
         directory = root.joinpath(*relative[:depth])
-        path = directory / RULES_FILE
-        label = "/".join((*relative[:depth], RULES_FILE))
+        path = rules_file_in(directory)
+        label = "/".join((*relative[:depth], path.name))
         rule = _read_rule(path, "project", label, file_max_chars, root, read_check, warnings)
         if rule is None:
             continue
@@ -120,6 +125,16 @@ def discover_rules(
 
     kept = _fit_total(found, total_max_chars, warnings)
     return RuleSet(files=tuple(kept), repository_root=root, warnings=tuple(warnings))
+
+
+def rules_file_in(directory: Path) -> Path:
+    """``directory``'s ``AGENTS.md``, or its ``CLAUDE.md`` when there is no ``AGENTS.md`` (not even a broken
+    link: a file that is there but unreadable is reported, not replaced)."""
+    preferred = directory / RULES_FILE
+    if os.path.lexists(preferred):
+        return preferred
+    fallback = directory / FALLBACK_RULES_FILE
+    return fallback if os.path.lexists(fallback) else preferred
 
 
 def _identity(path: Path) -> tuple[int, int]:

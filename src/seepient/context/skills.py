@@ -5,7 +5,8 @@ Two kinds of places are searched: the project's ``.agents/skills/`` (in the work
 above it up to the repository root) and the user's ``<seepient home>/skills/``. When both hold a skill of
 the same name the user's wins and a warning names both files: a repository someone cloned must not be able
 to replace a skill the user installed and trusts (``--skill deploy`` should mean the user's ``deploy``).
-A file with broken front matter is skipped with a warning naming it.
+A file with broken front matter is skipped with a warning naming it. A directory without ``.agents/skills/``
+may hold Claude Code's ``.claude/skills/`` (the same layout); it is read in its place, under the same checks.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from seepient.config.settings import SettingsError
 from seepient.context.relevance import Bm25Index, terms
 from seepient.context.rules import ReadCheck, find_repository_root, read_text_file
 from seepient.context.warnings import ContextWarning
+from seepient.protocol.errors import InvalidInputError
 
 SKILL_FILE = "SKILL.md"
 WORKSPACE_SKILLS_DIR = Path(".agents") / "skills"
+FALLBACK_SKILLS_DIR = Path(".claude") / "skills"
 USER_SKILLS_DIR = "skills"
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -39,7 +42,7 @@ _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 SkillScope = Literal["workspace", "user"]
 
 
-class SkillFormatError(ValueError):
+class SkillFormatError(InvalidInputError, ValueError):
     """A ``SKILL.md`` that cannot be used; the message says what is wrong and how to fix it."""
 
 
@@ -226,7 +229,8 @@ class SkillCatalog:
             available = ", ".join(self._skills) or "none"
             raise UnknownSkillError(
                 f"no skill named {name!r} (available: {available}); skills live in "
-                f"{WORKSPACE_SKILLS_DIR}/<name>/{SKILL_FILE} or <seepient home>/{USER_SKILLS_DIR}/<name>/{SKILL_FILE}"
+                f"{WORKSPACE_SKILLS_DIR}/<name>/{SKILL_FILE} (else {FALLBACK_SKILLS_DIR}/) or "
+                f"<seepient home>/{USER_SKILLS_DIR}/<name>/{SKILL_FILE}"
             )
         return skill
 
@@ -292,8 +296,8 @@ def discover_skills(
 ) -> SkillCatalog:
     """Every usable skill of the project and the user, with a warning for each one skipped.
 
-    Project skills come from ``.agents/skills`` in every directory from the repository root down to ``cwd``
-    (default: the workspace), as ``AGENTS.md`` files do; of two project skills with one name the nearer
+    Project skills come from ``.agents/skills`` (else ``.claude/skills``) in every directory from the repository
+    root down to ``cwd`` (default: the workspace), as ``AGENTS.md`` files do; of two project skills with one name the nearer
     one is used. A user skill beats any project skill of the same name.
     """
     warnings: list[ContextWarning] = []
@@ -309,7 +313,7 @@ def discover_skills(
         user = _scan(Path(seepient_home) / USER_SKILLS_DIR, "user", None, None, warnings)
     project: list[Skill] = []
     for directory in reversed(chain):  # nearest first: the first of a name is kept
-        project += _scan(directory / WORKSPACE_SKILLS_DIR, "workspace", root, read_check, warnings)
+        project += _scan(_skills_dir_in(directory), "workspace", root, read_check, warnings)
     chosen: dict[str, Skill] = {}
     for skill in user + project:
         kept = chosen.get(skill.name)
@@ -332,6 +336,15 @@ def discover_skills(
                 )
             )
     return SkillCatalog(chosen.values(), warnings)
+
+
+def _skills_dir_in(directory: Path) -> Path:
+    """``directory``'s ``.agents/skills``, or its ``.claude/skills`` when there is no ``.agents/skills``."""
+    preferred = directory / WORKSPACE_SKILLS_DIR
+    if os.path.lexists(preferred):
+        return preferred
+    fallback = directory / FALLBACK_SKILLS_DIR
+    return fallback if os.path.lexists(fallback) else preferred
 
 
 def _scan(

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Generic, TypeVar
 
 from seepient.protocol import Message, ToolSpec, Usage
 
@@ -29,6 +30,8 @@ _FACTOR_BOUNDS = (0.25, 4.0)
 _SMOOTHING = 0.5
 _MIN_CALIBRATION_TOKENS = 200
 """Requests smaller than this say more about fixed overheads than about the text's density."""
+
+_T = TypeVar("_T")
 
 
 def raw_token_estimate(text: str) -> int:
@@ -58,6 +61,38 @@ def _message_raw(message: Message) -> int:
     return tokens
 
 
+def _spec_raw(spec: ToolSpec) -> int:
+    text = spec.name + spec.description + json.dumps(spec.parameters, ensure_ascii=False)
+    return MESSAGE_OVERHEAD_TOKENS + raw_token_estimate(text)
+
+
+class _CountsByIdentity(Generic[_T]):
+    """Raw counts of immutable objects, each counted once: messages and tool specs are frozen, and a history
+    is re-estimated before every call. An entry keeps its object alive, so its id cannot be reused by another
+    object meanwhile; past ``size`` entries the cache starts over."""
+
+    def __init__(self, count: Callable[[_T], int], size: int) -> None:
+        self._count = count
+        self._size = size
+        self._entries: dict[int, tuple[_T, int]] = {}
+
+    def __call__(self, item: _T) -> int:
+        key = id(item)
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] is item:
+            return hit[1]
+        if len(self._entries) > self._size:
+            self._entries.clear()
+        tokens = self._count(item)
+        self._entries[key] = (item, tokens)
+        return tokens
+
+
+#: Raw counts do not depend on an estimator's factor, and the built-in tools' specs are shared by every session
+#: (``Tool.spec``): one cache for all estimators counts each once per process, not once per session.
+_SPEC_COUNTS: _CountsByIdentity[ToolSpec] = _CountsByIdentity(_spec_raw, 2_000)
+
+
 class TokenEstimator:
     """Estimates tokens for texts, messages and whole requests, and learns from reported usage.
 
@@ -67,8 +102,8 @@ class TokenEstimator:
     def __init__(self, factor: float = 1.0) -> None:
         self.factor = factor
         self.observations = 0
-        self._message_cache: dict[int, tuple[Message, int]] = {}
-        self._spec_cache: dict[int, tuple[ToolSpec, int]] = {}
+        self._message_raw = _CountsByIdentity(_message_raw, 20_000)
+        self._spec_raw = _SPEC_COUNTS
 
     def text(self, text: str) -> int:
         return math.ceil(raw_token_estimate(text) * self.factor)
@@ -97,7 +132,7 @@ class TokenEstimator:
         provider counted. Calls without reported input tokens (the replay model, some local servers) teach
         nothing."""
         reported = usage.input_tokens
-        if reported <= 0 or raw_estimate < _MIN_CALIBRATION_TOKENS:
+        if reported is None or reported <= 0 or raw_estimate < _MIN_CALIBRATION_TOKENS:
             return
         low, high = _FACTOR_BOUNDS
         observed = min(high, max(low, reported / raw_estimate))
@@ -106,28 +141,3 @@ class TokenEstimator:
         else:
             self.factor = (1 - _SMOOTHING) * self.factor + _SMOOTHING * observed
         self.observations += 1
-
-    def _message_raw(self, message: Message) -> int:
-        # Messages are immutable and a history is re-estimated before every call, so each is counted once;
-        # the entry keeps the message alive, so its id cannot be reused by another object meanwhile.
-        key = id(message)
-        hit = self._message_cache.get(key)
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        if len(self._message_cache) > 20_000:
-            self._message_cache.clear()
-        tokens = _message_raw(message)
-        self._message_cache[key] = (message, tokens)
-        return tokens
-
-    def _spec_raw(self, spec: ToolSpec) -> int:
-        key = id(spec)
-        hit = self._spec_cache.get(key)
-        if hit is not None and hit[0] is spec:
-            return hit[1]
-        if len(self._spec_cache) > 2_000:
-            self._spec_cache.clear()
-        text = spec.name + spec.description + json.dumps(spec.parameters, ensure_ascii=False)
-        tokens = MESSAGE_OVERHEAD_TOKENS + raw_token_estimate(text)
-        self._spec_cache[key] = (spec, tokens)
-        return tokens

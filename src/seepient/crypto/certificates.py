@@ -22,6 +22,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from cryptography.x509.verification import PolicyBuilder, Store, VerificationError
 
 from seepient.crypto.files import CryptoFileError
+from seepient.protocol.errors import RefusalError
 
 IDENTITY_URI_PREFIX = "urn:seepient:identity:"
 CONTROL_PLANE_IDENTITY = "seepient-control-plane"
@@ -30,7 +31,20 @@ SCHEDULER_IDENTITY = "seepient-scheduler"
 _BACKDATE = dt.timedelta(minutes=5)
 
 
-class CertificateRejected(Exception):
+_KEY_USAGES = (
+    "digital_signature content_commitment key_encipherment data_encipherment key_agreement key_cert_sign crl_sign "
+    "encipher_only decipher_only"
+).split()
+
+
+def _key_usage(*granted: str) -> x509.KeyUsage:
+    """The key usage extension allowing exactly ``granted`` (names of ``x509.KeyUsage``'s arguments)."""
+    if not set(granted) <= set(_KEY_USAGES):
+        raise ValueError(f"not key usages: {sorted(set(granted) - set(_KEY_USAGES))}")
+    return x509.KeyUsage(**{usage: usage in granted for usage in _KEY_USAGES})
+
+
+class CertificateRejected(RefusalError):
     """A peer certificate that does not chain to our CA or carries no usable identity; says which."""
 
 
@@ -65,20 +79,7 @@ def create_certificate_authority(
         .not_valid_before(start)
         .not_valid_after(start + dt.timedelta(days=valid_days))
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=False,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage("key_cert_sign", "crl_sign"), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -219,20 +220,7 @@ def _issue_leaf(
         .not_valid_before(start)
         .not_valid_after(min(start + dt.timedelta(days=valid_days), ca.certificate.not_valid_after_utc))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage("digital_signature"), critical=True)
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)

@@ -23,12 +23,13 @@ from seepient.protocol import (
     WorkspaceLease,
 )
 from seepient.protocol.actions import new_id
+from seepient.protocol.errors import RefusalError
 
 DEFAULT_DISPATCH_LIFETIME = dt.timedelta(seconds=60)
 _UNSIGNED = "unsigned"
 
 
-class ResultRejected(Exception):
+class ResultRejected(RefusalError):
     """A scheduler result the control plane must not believe; the message says why."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from seepient.protocol.errors import ConfigurationError
 
-class CryptoFileError(Exception):
+
+class CryptoFileError(ConfigurationError):
     """A key, certificate or config file that cannot be read or written; the message names the file."""
 
 

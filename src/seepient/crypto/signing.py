@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +11,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from seepient.crypto.ed25519_pem import b64url_decode, b64url_encode, key_id
 from seepient.crypto.files import CryptoFileError, write_public_file, write_secret_file
 from seepient.protocol.dispatch import SIGNATURE_FIELD
 
@@ -32,8 +30,7 @@ def generate_signing_key() -> Ed25519PrivateKey:
 
 def key_id_for(public_key: Ed25519PublicKey) -> str:
     """A stable name for a key: ``ed25519:`` and the first 16 hex digits of SHA-256 of its raw bytes."""
-    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return "ed25519:" + hashlib.sha256(raw).hexdigest()[:16]
+    return key_id(public_key.public_bytes_raw())
 
 
 def private_key_pem(key: Ed25519PrivateKey) -> bytes:
@@ -85,7 +82,7 @@ def _load_pem(path: Path, *, private: bool) -> Any:
 
 def sign_fields(fields: Mapping[str, Any], key: Ed25519PrivateKey) -> str:
     """Base64url (unpadded) Ed25519 signature over the canonical JSON of ``fields`` minus ``signature``."""
-    return _b64encode(key.sign(canonical_bytes(_unsigned(fields))))
+    return b64url_encode(key.sign(canonical_bytes(_unsigned(fields))))
 
 
 def signature_valid(fields: Mapping[str, Any], signature: str, key: Ed25519PublicKey) -> bool:
@@ -95,7 +92,7 @@ def signature_valid(fields: Mapping[str, Any], signature: str, key: Ed25519Publi
     how much of a forged signature was right.
     """
     try:
-        raw_signature = _b64decode(signature)
+        raw_signature = b64url_decode(signature)
         message = canonical_bytes(_unsigned(fields))
     except ValueError:
         return False
@@ -108,16 +105,3 @@ def signature_valid(fields: Mapping[str, Any], signature: str, key: Ed25519Publi
 
 def _unsigned(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if name != SIGNATURE_FIELD}
-
-
-def _b64encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _b64decode(text: str) -> bytes:
-    if not isinstance(text, str) or not text.isascii():
-        raise ValueError("signature is not base64url text")
-    try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError) as exc:
-        raise ValueError(f"signature is not base64url: {exc}") from None

@@ -6,7 +6,9 @@ Names are imported lazily so the ``seepient-fs-commit`` console script starts wi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from seepient._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from seepient.execution.commit import commit_change
@@ -24,10 +26,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOMES.get(name)
-    if module is None:
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _HOMES)

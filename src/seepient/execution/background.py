@@ -16,7 +16,8 @@ from typing import Literal
 
 from seepient.execution.process import start_group_leader
 from seepient.protocol.actions import new_id
-from seepient.protocol.outcomes import BackgroundOutput, BackgroundRefused
+from seepient.protocol.outcomes import BackgroundOutput
+from seepient.protocol.refusals import BackgroundRefused
 
 _CHUNK = 64 * 1024
 # How long a kill waits for the process and its pipes before answering anyway: a descendant that left the

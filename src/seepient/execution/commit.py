@@ -2,6 +2,8 @@
 against, and replaces it atomically so a crash leaves the old or the new content (DESIGN §4 invariant 4).
 
 Also the ``seepient-fs-commit`` console script: one JSON request on stdin, one ``CommitOutcome`` on stdout.
+The worker image carries this module with ``nofollow.py`` and nothing else of execution (``scheduler/image.py``),
+which is why it stays one file of a little over 600 lines.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError, field_validator
 
 from seepient.execution.nofollow import is_symlink_at
 from seepient.protocol.actions import FileChange
+from seepient.protocol.errors import RefusalError
+from seepient.protocol.frozen import deferred_config
 from seepient.protocol.outcomes import CommitOutcome
 
 _TEMP_NAME = re.compile(r"^\.seepient-commit-(\d+)-[0-9a-f]{16}\.tmp$")
@@ -49,7 +53,7 @@ _scan_memo_lock = threading.Lock()
 class CommitRequest(BaseModel):
     """What ``seepient-fs-commit`` reads from stdin."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     workspace: str
     change: FileChange
@@ -62,7 +66,7 @@ class CommitRequest(BaseModel):
         return value
 
 
-class _Refused(Exception):
+class _Refused(RefusalError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
@@ -311,30 +315,37 @@ def _forget(directory: os.stat_result) -> None:
 def _write_temp(parent_fd: int, data: bytes, original: os.stat_result | None, new_mode: int = 0o644) -> str:
     name = f".seepient-commit-{os.getpid()}-{secrets.token_hex(8)}.tmp"
     # A new file is created with ``new_mode`` and the kernel applies the umask; an existing file's mode is copied.
-    # The copy is an fchmod even when the mode may already match: what the creation mode became depends on
-    # the umask, which cannot be read without setting it under every other thread, and the call costs ~1 µs.
-    mode = 0o600 if original is not None else new_mode
+    _write_new_file(parent_fd, name, data, 0o600 if original is not None else new_mode, like=original)
+    return name
+
+
+def _write_new_file(
+    dir_fd: int, name: str, data: bytes, mode: int, *, like: os.stat_result | None = None
+) -> None:
+    """Create ``name`` in ``dir_fd`` exclusively and never through a symlink, with ``mode`` or with the owner
+    and mode of the file ``like`` describes, then write ``data`` whole and fsync it. A failure leaves no file."""
     fd = os.open(
-        name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent_fd
+        name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd
     )
     try:
-        if original is not None:
-            if (original.st_uid, original.st_gid) != (os.geteuid(), os.getegid()):
+        if like is not None:
+            if (like.st_uid, like.st_gid) != (os.geteuid(), os.getegid()):
                 with contextlib.suppress(PermissionError):
-                    os.fchown(fd, original.st_uid, original.st_gid)
-            os.fchmod(fd, stat.S_IMODE(original.st_mode))
+                    os.fchown(fd, like.st_uid, like.st_gid)
+            # The copy is an fchmod even when the mode may already match: what the creation mode became
+            # depends on the umask, which cannot be read without setting it under every other thread, and
+            # the call costs ~1 µs.
+            os.fchmod(fd, stat.S_IMODE(like.st_mode))
         view = memoryview(data)
         while view:
-            written = os.write(fd, view)
-            view = view[written:]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
-            os.unlink(name, dir_fd=parent_fd)
+            os.unlink(name, dir_fd=dir_fd)
         raise
     os.close(fd)
-    return name
 
 
 def _same_file(before: os.stat_result, after: os.stat_result) -> bool:

@@ -37,6 +37,7 @@ from seepient.execution.commit import (
     _relative_parts,
     _remove_stale_temps,
     _rename_noreplace,
+    _write_new_file,
 )
 
 JOURNAL_FORMAT = "seepient-commit-journal/1"
@@ -73,20 +74,7 @@ def write_journal(root_fd: int, steps: Sequence[JournalStep]) -> str:
         "steps": [{"path": s.path, "op": s.op, "temp": s.temp, "backup": s.backup} for s in steps],
     }
     data = json.dumps(document, ensure_ascii=False).encode("utf-8")
-    fd = os.open(
-        name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=root_fd
-    )
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(name, dir_fd=root_fd)
-        raise
-    os.close(fd)
+    _write_new_file(root_fd, name, data, 0o600)
     os.fsync(root_fd)
     return name
 

@@ -51,6 +51,7 @@ from seepient.execution.commit import (
 )
 from seepient.execution.commit_journal import JournalStep, remove_journal, write_journal
 from seepient.protocol.actions import FileChange
+from seepient.protocol.errors import ExecutionError
 from seepient.protocol.outcomes import CommitOutcome
 
 _NO_HARD_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS)
@@ -103,7 +104,7 @@ def commit_changes(workspace: Path, changes: Sequence[FileChange]) -> CommitOutc
         return CommitOutcome(code="ERROR", message=f"{where}{detail}; nothing was written", path=display)
 
 
-class _Failed(Exception):
+class _Failed(ExecutionError):
     """A refusal with the path it concerns, carried out of the staged part."""
 
     def __init__(self, display: str, refused: _Refused) -> None:

@@ -27,7 +27,6 @@ import os
 import secrets
 import shutil
 import stat
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,9 +35,9 @@ from pathlib import Path
 from typing import Literal
 
 from seepient.config.sensitive_paths import FOREIGN_FILE_NAMES, FOREIGN_TREE_NAMES, foreign_config_for
-from seepient.execution.host_programs import host_program
+from seepient.execution.git_config_keys import config_entries, is_safe_key
 
-ControlKind = Literal["config", "hook", "pointer", "attributes", "alternates", "foreign"]
+ControlKind = Literal["config", "hook", "pointer", "attributes", "alternates", "foreign", "ignore"]
 
 _MAX_KEPT_BYTES = 1 << 20
 """Control files are small; one larger than this is not kept for restoring, and a change to it is quarantined."""
@@ -50,62 +49,13 @@ _GIT_SKIP = frozenset({"objects", "refs", "logs", "lfs", "rr-cache", "index", "p
 """Folders of a git directory that hold data, never configuration: not walked (``objects/info/alternates``
 is looked at by name)."""
 
-_SAFE_KEYS = frozenset(
-    {
-        "core.repositoryformatversion",
-        "core.filemode",
-        "core.bare",
-        "core.logallrefupdates",
-        "core.ignorecase",
-        "core.precomposeunicode",
-        "core.symlinks",
-        "core.autocrlf",
-        "core.eol",
-        "core.safecrlf",
-        "core.quotepath",
-        "core.sparsecheckout",
-        "core.sparsecheckoutcone",
-        "core.compression",
-        "core.splitindex",
-        "core.untrackedcache",
-        "extensions.objectformat",
-        "extensions.worktreeconfig",
-        "extensions.refstorage",
-        "extensions.partialclone",
-        "init.defaultbranch",
-        "user.name",
-        "user.email",
-        "pull.rebase",
-        "pull.ff",
-        "push.default",
-        "push.autosetupremote",
-        "fetch.prune",
-        "color.ui",
-        "merge.conflictstyle",
-        "merge.ff",
-        "diff.algorithm",
-        "diff.renames",
-        "rebase.autosquash",
-        "rerere.enabled",
-        "gc.auto",
-        "index.version",
-        "maintenance.auto",
-    }
-)
-"""Keys ``git init``, ``clone``, ``worktree``, ``submodule`` and everyday settings write that name things and never
-run them. Sections with a name in the middle are checked by ``_SAFE_SUBSECTION_KEYS``."""
-
-_SAFE_SUBSECTION_KEYS = {
-    "remote": frozenset(
-        {"url", "pushurl", "fetch", "tagopt", "mirror", "prune", "promisor", "partialclonefilter"}
-    ),
-    "branch": frozenset({"remote", "merge", "rebase", "pushremote", "description"}),
-    "submodule": frozenset({"url", "active", "branch"}),
-}
-"""``submodule.NAME.update`` is missing on purpose: ``!command`` there runs on ``git submodule update``; so are
-``remote.NAME.uploadpack``/``receivepack``, which name the programs git starts."""
-
 _DRIVER_ATTRIBUTES = ("filter", "diff", "merge")
+
+IGNORE_FILE_NAMES = frozenset({".gitignore", ".ignore", ".rgignore"})
+"""Files the grep and glob tools read on the host in every folder they search (ripgrep and the Python search
+alike), besides a git directory's ``info/exclude``. ripgrep opens them through a symbolic link: one planted to
+``/dev/zero`` made it allocate without bound, one to a file outside the workspace had it read (and quote, in
+its parse errors) a file the model chose. Only those that are not regular files are tracked."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +119,7 @@ class _Listing:
     dot_git: tuple[bool, bool] | None = None
     foreign_files: tuple[str, ...] = ()
     foreign_trees: tuple[str, ...] = ()
+    ignore_files: tuple[str, ...] = ()
     git_dir: bool = False
 
     def classify(self) -> _Listing:
@@ -182,6 +133,7 @@ class _Listing:
         self.foreign_files = tuple(
             n for n, (d, _) in self.by_name.items() if not d and n in FOREIGN_FILE_NAMES
         )
+        self.ignore_files = tuple(n for n, (d, _) in self.by_name.items() if not d and n in IGNORE_FILE_NAMES)
         self.subdirs = tuple(
             n
             for n, (d, link) in self.by_name.items()
@@ -278,6 +230,8 @@ class ControlGuard:
             for name in listing.foreign_files:
                 if foreign_config_for(prefix + name) is not None:
                     self._record(prefix + name, "foreign", walk)
+            for name in listing.ignore_files:
+                self._ignore_file(prefix + name, walk)
             pending.extend(prefix + name for name in listing.subdirs)
 
     def _git_dir(
@@ -309,6 +263,8 @@ class ControlGuard:
         info = self._list(f"{relative}/info") if names.get("info", (False, False))[0] else None
         if info is not None and any(name == "attributes" for name, _, _ in info.names):
             self._record(f"{relative}/info/attributes", "attributes", walk, gitdir=relative)
+        if info is not None and any(name == "exclude" for name, _, _ in info.names):
+            self._ignore_file(f"{relative}/info/exclude", walk)
         objects_info = (
             self._list(f"{relative}/objects/info") if names.get("objects", (False, False))[0] else None
         )
@@ -387,6 +343,16 @@ class ControlGuard:
             return None
         relative_target = os.path.relpath(real, self._root)
         return "" if relative_target == "." else relative_target
+
+    def _ignore_file(self, relative: str, walk: _Walk) -> None:
+        """An ignore file that is not a regular file (a link, a FIFO, a device) is tracked; a regular one only
+        filters what the tools list."""
+        try:
+            mode = os.lstat(self._abs(relative)).st_mode
+        except OSError:
+            return
+        if not stat.S_ISREG(mode):
+            self._record(relative, "ignore", walk)
 
     def _record(self, relative: str, kind: ControlKind, walk: _Walk, *, gitdir: str | None = None) -> None:
         path = self._abs(relative)
@@ -468,6 +434,14 @@ class ControlGuard:
                 return None
             return "git config that runs programs or reads more config: " + ", ".join(
                 sorted(k for k, _ in added)
+            )
+        if now.kind == "ignore":
+            target = self._abs(relative)
+            if now.link is not None and self._inside(target) and os.path.isfile(target):
+                return None  # `.ignore -> .gitignore`: a file of the workspace, read as it is
+            return (
+                "an ignore file the search tools read on the host, leading outside the workspace or to "
+                "something that is not a file"
             )
         if now.kind == "attributes":
             return "attributes that choose the programs git runs on file contents"
@@ -627,243 +601,7 @@ def _unsafe_entries(path: str, entry: ControlEntry | None, root: str) -> set[tup
     if entry.content is None:
         return {("(the config is too large to check)", "")}
     return {
-        (key, value) for key, value in _config_entries(entry.content) if not _safe(key, value, path, root)
+        (key, value)
+        for key, value in config_entries(entry.content)
+        if not is_safe_key(key, value, path, root)
     }
-
-
-def _safe(key: str, value: str, path: str, root: str) -> bool:
-    if key in _SAFE_KEYS:
-        return True
-    if key == "core.worktree":
-        base = os.path.dirname(path)
-        real = os.path.realpath(os.path.join(base, value))
-        return real == root or real.startswith(root + "/")
-    section, _, rest = key.partition(".")
-    name, _, variable = rest.rpartition(".")
-    allowed = _SAFE_SUBSECTION_KEYS.get(section)
-    if allowed is None or not name or variable not in allowed:
-        return False
-    # ext:: runs a command as the transport; fd:: talks to descriptors. Neither is a repository address.
-    return not (variable in ("url", "pushurl") and value.lower().startswith(("ext::", "fd::")))
-
-
-_config_cache: dict[bytes, tuple[tuple[str, str], ...]] = {}
-
-
-def _config_entries(content: bytes) -> tuple[tuple[str, str], ...]:
-    """Parse a git config with git itself (``--file``, ``--no-includes``: it only reads the bytes given, runs
-    nothing and follows no include), from ``/`` with no system or global config. Unparsable content is a
-    single unsafe entry."""
-    cached = _config_cache.get(content)
-    if cached is not None:
-        return cached
-    git = host_program("git")
-    if git is None:
-        return (("(git is not installed here to read the config)", ""),)
-    try:
-        done = subprocess.run(
-            [git, "config", "--file", "-", "--no-includes", "--list", "--null"],
-            input=content,
-            capture_output=True,
-            timeout=10,
-            check=False,
-            cwd="/",
-            env={
-                "PATH": "/usr/bin:/bin",
-                "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_CONFIG_GLOBAL": "/dev/null",
-                "HOME": "/nonexistent",
-            },
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return ((f"(git could not read the config: {exc})", ""),)
-    if done.returncode != 0:
-        first = done.stderr.decode("utf-8", "replace").strip().splitlines() or ["git could not parse it"]
-        return ((f"(unparsable config: {first[0]})", ""),)
-    entries: list[tuple[str, str]] = []
-    for item in done.stdout.split(b"\0"):
-        if not item:
-            continue
-        key, _, value = item.decode("utf-8", "replace").partition("\n")
-        entries.append((key.lower(), value))
-    result = tuple(entries)
-    if len(_config_cache) > 256:
-        _config_cache.clear()
-    _config_cache[content] = result
-    return result
-
-
-class ControlWatch:
-    """The guard as a session uses it. Each command is bracketed by a snapshot and a repair; the baseline moves
-    forward only through repairs while anything the model started may still be writing (a command, a
-    background process), and is taken afresh once nothing is, so the user's own edits between steps stand.
-
-    A journal (``$SEEPIENT_HOME/control/``) holds the baseline while something runs: if Seepient is killed in
-    the middle of a command, the next session in the workspace repairs against it (``recover``).
-    """
-
-    def __init__(
-        self,
-        guard: ControlGuard,
-        *,
-        journal_dir: Path | None,
-        background_running: Callable[[], bool] = lambda: False,
-    ) -> None:
-        self.guard = guard
-        self._journal_dir = journal_dir
-        self._background_running = background_running
-        self._baseline: ControlSnapshot | None = None
-        self._active = 0
-        self._lock = threading.Lock()
-        self._pending: list[Repair] = []
-        self._journal: Path | None = None
-        self._journal_written: ControlSnapshot | None = None
-
-    def _busy(self) -> bool:
-        return self._active > 0 or self._background_running()
-
-    def before_command(self) -> None:
-        with self._lock:
-            if self._baseline is None or not self._busy():
-                self._baseline = self.guard.snapshot()
-            else:
-                repairs, self._baseline = self.guard.repair(self._baseline)
-                self._pending += repairs
-            self._active += 1
-            self._write_journal()
-
-    def after_command(self) -> list[Repair]:
-        """Repairs since the command started (and any a background watch found before); for its output."""
-        with self._lock:
-            self._active = max(0, self._active - 1)
-            baseline = self._baseline if self._baseline is not None else self.guard.snapshot()
-            repairs, self._baseline = self.guard.repair(baseline)
-            found, self._pending = [*self._pending, *repairs], []
-            if self._busy():
-                self._write_journal()
-            else:
-                self._clear_journal()
-            return found
-
-    def sweep(self) -> None:
-        """While background processes run: repair against the baseline (a watch calls this every second)."""
-        with self._lock:
-            if self._baseline is None:
-                return
-            repairs, self._baseline = self.guard.repair(self._baseline)
-            self._pending += repairs
-            if not self._busy():
-                self._clear_journal()
-
-    def report(self, repairs: list[Repair]) -> None:
-        """Keep repairs found outside a command for the next result that can show them."""
-        with self._lock:
-            self._pending += repairs
-
-    def take_pending(self) -> list[Repair]:
-        with self._lock:
-            found, self._pending = self._pending, []
-            return found
-
-    def recover(self) -> list[Repair]:
-        """Repair against the journal of a session that was killed while a command ran in this workspace."""
-        if self._journal_dir is None:
-            return []
-        repairs: list[Repair] = []
-        for journal in sorted(self._journal_dir.glob(f"{_workspace_tag(self.guard.workspace)}-*.json")):
-            if _journal_owner_alive(journal):
-                continue
-            snapshot = _load_journal(journal)
-            if snapshot is not None:
-                found, _ = self.guard.repair(snapshot)
-                repairs += found
-            with contextlib.suppress(OSError):
-                journal.unlink()
-        return repairs
-
-    def _write_journal(self) -> None:
-        if self._journal_dir is None or self._baseline is None or self._journal_written is self._baseline:
-            return
-        if self._journal is None:
-            tag = _workspace_tag(self.guard.workspace)
-            self._journal = self._journal_dir / f"{tag}-{os.getpid()}-{secrets.token_hex(4)}.json"
-        try:
-            self._journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _dump_journal(self._journal, self._baseline)
-            self._journal_written = self._baseline
-        except OSError:
-            pass  # the journal only helps after a crash; a full disk must not stop the command
-
-    def _clear_journal(self) -> None:
-        if self._journal is not None:
-            with contextlib.suppress(OSError):
-                self._journal.unlink()
-            self._journal_written = None
-
-
-def _workspace_tag(workspace: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-def _journal_owner_alive(journal: Path) -> bool:
-    parts = journal.stem.split("-")
-    try:
-        pid = int(parts[1])
-    except (IndexError, ValueError):
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _dump_journal(path: Path, snapshot: ControlSnapshot) -> None:
-    import base64
-    import json
-
-    data = {
-        "git_dirs": sorted(snapshot.git_dirs),
-        "entries": {
-            relative: {
-                "kind": entry.kind,
-                "key": list(entry.key),
-                "content": None if entry.content is None else base64.b64encode(entry.content).decode("ascii"),
-                "link": entry.link,
-                "gitdir": entry.gitdir,
-            }
-            for relative, entry in snapshot.entries.items()
-        },
-    }
-    temp = path.with_suffix(".tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(temp, path)
-
-
-def _load_journal(path: Path) -> ControlSnapshot | None:
-    import base64
-    import json
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        entries = {
-            relative: ControlEntry(
-                kind=item["kind"],
-                key=tuple(item["key"]),  # type: ignore[arg-type]
-                content=None if item["content"] is None else base64.b64decode(item["content"]),
-                link=item["link"],
-                gitdir=item["gitdir"],
-            )
-            for relative, item in data["entries"].items()
-        }
-        return ControlSnapshot(entries=entries, git_dirs=frozenset(data["git_dirs"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None

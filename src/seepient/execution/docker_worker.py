@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import ssl
+import time
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -22,8 +23,10 @@ import httpx2
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pydantic import ValidationError
 
+from seepient import telemetry
 from seepient.audit.log import AuditLog
-from seepient.config.settings import ExecutionSettings, SettingsError
+from seepient.config.sections import ExecutionSettings, WorkerLimitSettings
+from seepient.config.settings import SettingsError
 from seepient.crypto import (
     CryptoFileError,
     ResultRejected,
@@ -33,6 +36,7 @@ from seepient.crypto import (
     verify_dispatch_result,
 )
 from seepient.execution.handlers import HandlerTable, refusal, run_handler
+from seepient.execution.worker_hosts import WorkerHost, WorkerHosts, shared_hosts
 from seepient.protocol import (
     Capability,
     DispatchLimits,
@@ -52,14 +56,10 @@ from seepient.protocol.actions import (
     WorktreeCommand,
 )
 from seepient.protocol.approved import ApprovedAction
+from seepient.protocol.errors import ExecutionError, RefusalError
 from seepient.protocol.executor import ActionExecutor
-from seepient.protocol.outcomes import (
-    CommitOutcome,
-    Outcome,
-    SandboxUnavailable,
-    ShellOutcome,
-    UnsupportedAction,
-)
+from seepient.protocol.outcomes import CommitOutcome, Outcome, ShellOutcome
+from seepient.protocol.refusals import OutcomeUnknown, SandboxUnavailable, UnsupportedAction
 
 SANDBOX_NAME = "docker-worker"
 COMMIT_TIMEOUT_MS = 30_000
@@ -73,8 +73,16 @@ class WorkerUnavailable(SandboxUnavailable):
     """The scheduler refused the dispatch, could not be reached, or could not start a worker; nothing ran."""
 
 
-class WorkerResultRejected(RuntimeError):
+class WorkerResultRejected(RefusalError, RuntimeError):
     """The scheduler answered with a result that does not verify; what happened in the worker is unknown."""
+
+
+class WorkerInterrupted(OutcomeUnknown):
+    """The dispatch was sent and its scheduler stopped answering: it may have run, so it is never retried."""
+
+
+class _NeverSent(ExecutionError):
+    """The scheduler could not be reached before any byte of the dispatch left: safe to try another."""
 
 
 def client_ssl_context(ca_cert: Path, client_cert: Path, client_key: Path) -> ssl.SSLContext:
@@ -88,31 +96,39 @@ def client_ssl_context(ca_cert: Path, client_cert: Path, client_key: Path) -> ss
 class DockerWorkerExecutor:
     """Shell commands and file commits through the worker scheduler; every other action as documented above."""
 
+    execution_backend = "worker"
+
     def __init__(
         self,
         *,
         workspace: Path,
-        endpoint: str,
+        endpoint: str | None = None,
+        hosts: WorkerHosts | None = None,
         ssl_context: ssl.SSLContext,
         signing_key: Ed25519PrivateKey,
         result_key: Ed25519PublicKey,
         local: ActionExecutor,
         tenant: str = "default",
-        cpus: float = 1.0,
-        memory_mb: int = 1024,
-        pids: int = 128,
+        limits: WorkerLimitSettings | None = None,
         max_output_bytes: int = 1_000_000,
         session_id: str = "",
         audit: AuditLog | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
-        self.endpoint = endpoint.rstrip("/")
+        if hosts is None:
+            if endpoint is None:
+                raise ValueError("give the scheduler endpoint or the worker hosts")
+            hosts = WorkerHosts((WorkerHost(endpoint.rstrip("/"), tenant),))
+        self.hosts = hosts
         self._ssl_context = ssl_context
         self._signing_key = signing_key
         self._result_key = result_key
         self._local = local
         self.tenant = tenant
-        self._limits = {"cpus": cpus, "memory_mb": memory_mb, "pids": pids, "output_bytes": max_output_bytes}
+        limits = limits or WorkerLimitSettings()
+        self._limits = dict(
+            limits.model_dump(include={"cpus", "memory_mb", "pids"}), output_bytes=max_output_bytes
+        )
         self.session_id = session_id
         self._audit = audit
         self._client: httpx2.AsyncClient | None = None
@@ -133,7 +149,7 @@ class DockerWorkerExecutor:
         missing = [
             name
             for name, value in (
-                ("schedulerEndpoint", execution.scheduler_endpoint),
+                ("schedulerEndpoint", execution.scheduler_endpoint or execution.scheduler_endpoints),
                 ("mtls.caCertPath", mtls and mtls.ca_cert_path),
                 ("mtls.clientCertPath", mtls and mtls.client_cert_path),
                 ("mtls.clientKeyPath", mtls and mtls.client_key_path),
@@ -147,13 +163,10 @@ class DockerWorkerExecutor:
                 f'execution.backend "docker-worker" needs execution.{", execution.".join(missing)}; '
                 "`seepient certs init DIR` writes a complete control-plane.json"
             )
-        assert mtls is not None and execution.scheduler_endpoint is not None
+        assert mtls is not None
         assert execution.dispatch_signing_key_path and execution.result_verify_key_path
         assert mtls.ca_cert_path and mtls.client_cert_path and mtls.client_key_path
-        if not execution.scheduler_endpoint.startswith("https://"):
-            raise SettingsError(
-                f"execution.schedulerEndpoint must be an https:// URL, got {execution.scheduler_endpoint!r}"
-            )
+        hosts = _hosts_from(execution)
         try:
             context = client_ssl_context(
                 Path(mtls.ca_cert_path), Path(mtls.client_cert_path), Path(mtls.client_key_path)
@@ -164,18 +177,18 @@ class DockerWorkerExecutor:
             raise SettingsError(f"execution (docker-worker): {exc}") from None
         except (OSError, ssl.SSLError) as exc:
             raise SettingsError(f"execution.mtls: cannot load the certificates: {exc}") from None
-        limits = execution.worker_limits
+        breaker = execution.scheduler_breaker
         return cls(
             workspace=workspace,
-            endpoint=execution.scheduler_endpoint,
+            hosts=shared_hosts(
+                hosts, failure_threshold=breaker.failure_threshold, cooldown_s=breaker.cooldown_ms / 1000
+            ),
             ssl_context=context,
             signing_key=signing_key,
             result_key=result_key,
             local=local,
             tenant=execution.tenant,
-            cpus=limits.cpus,
-            memory_mb=limits.memory_mb,
-            pids=limits.pids,
+            limits=execution.worker_limits,
             max_output_bytes=execution.max_output_bytes,
             session_id=session_id,
             audit=audit,
@@ -257,37 +270,109 @@ class DockerWorkerExecutor:
     """What this backend executes or hands to the local executor, and what it refuses; every other payload is
     refused too (``protocol.executor.NOT_EXECUTED``)."""
 
+    @property
+    def endpoint(self) -> str:
+        """The first scheduler configured (the only one, unless several are)."""
+        return self.hosts.hosts[0].url
+
     async def dispatch(self, action: ApprovedAction, timeout_ms: int) -> DispatchResult:
-        """Sign ``action``'s draft into a fresh dispatch, send it, and return the scheduler's verified result.
-        The draft goes as it was approved: its digest is the one in the intent record and the approval."""
+        """Sign ``action``'s draft into a fresh dispatch for a scheduler that can be reached, send it, and
+        return that scheduler's verified result. The draft goes as it was approved: its digest is the one in
+        the intent record and the approval. Another scheduler is tried only while nothing was sent."""
+        skipped: list[str] = []
+        for host in self.hosts.candidates():
+            if self.hosts.needs_check(host) and not await self._healthy(host):
+                skipped.append(f"{host.url}: {self.hosts.last_error(host)}")
+                continue
+            dispatch = self._signed(action, host, timeout_ms)
+            attributes = {"seepient.worker.dispatch_id": dispatch.dispatch_id, "server.address": host.url}
+            started = time.monotonic()
+            with telemetry.span("seepient.worker.dispatch", attributes), self.hosts.using(host):
+                try:
+                    result = await self._send(host, dispatch, timeout_ms)
+                except _NeverSent as exc:
+                    self.hosts.unreachable(host, str(exc))
+                    telemetry.metrics.failover(host.url)
+                    skipped.append(f"{host.url}: {exc}")
+                    continue
+                finally:
+                    self._note_host(host)
+            telemetry.metrics.dispatch("control_plane", "ran", time.monotonic() - started)
+            return result
+        if not skipped:
+            skipped = [
+                f"{host.url}: {self.hosts.last_error(host) or 'set aside'}" for host in self.hosts.hosts
+            ]
+        telemetry.metrics.dispatch_refused("control_plane", "unreachable")
+        several = "s" if len(self.hosts.hosts) > 1 else ""
+        raise WorkerUnavailable(
+            f"the worker scheduler{several} cannot be reached ({'; '.join(skipped)}); nothing ran. Check that "
+            "`seepient scheduler serve` is running and the mTLS files match"
+        )
+
+    def _signed(self, action: ApprovedAction, host: WorkerHost, timeout_ms: int) -> WorkerDispatch:
         now = dt.datetime.now(dt.UTC)
         lease = WorkspaceLease(
-            tenant=self.tenant,
+            tenant=host.tenant,
             workspace=str(self.workspace),
             expires_at=now + dt.timedelta(milliseconds=timeout_ms) + LEASE_SLACK,
         )
         limits = DispatchLimits(timeout_ms=timeout_ms, **self._limits)
-        dispatch = create_dispatch(
+        return create_dispatch(
             action.draft, lease=lease, limits=limits, signing_key=self._signing_key, now=now
         )
+
+    async def _healthy(self, host: WorkerHost) -> bool:
+        """``GET /v1/health`` on ``host``: only an ``ok`` answer counts (a scheduler without Docker is not)."""
+        try:
+            response = await self._http().get(f"{host.url}/v1/health", timeout=httpx2.Timeout(5.0))
+            healthy = response.status_code == 200
+            why = f"health check answered {response.status_code}"
+        except httpx2.HTTPError as exc:
+            healthy, why = False, f"health check failed ({type(exc).__name__}: {exc})"
+        if healthy:
+            self.hosts.reached(host)
+        else:
+            self.hosts.unreachable(host, why)
+        self._note_host(host)
+        return healthy
+
+    def _note_host(self, host: WorkerHost) -> None:
+        telemetry.metrics.breaker("scheduler", host.url, self.hosts.state(host))
+
+    async def _send(self, host: WorkerHost, dispatch: WorkerDispatch, timeout_ms: int) -> DispatchResult:
+        headers = {"content-type": "application/json"}
+        # Outside the signed body on purpose: the trace context only correlates spans, it authorises nothing.
+        telemetry.inject_traceparent(headers)
         try:
             response = await self._http().post(
-                f"{self.endpoint}/v1/dispatch",
+                f"{host.url}/v1/dispatch",
                 content=dispatch.model_dump_json(),
-                headers={"content-type": "application/json"},
+                headers=headers,
                 timeout=httpx2.Timeout(timeout_ms / 1000 + HTTP_SLACK_S, connect=10.0),
             )
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
+            # No connection, so no byte of the dispatch left: it did not run there, and may go elsewhere.
+            self._record(dispatch, host, {"status": "unreachable", "detail": str(exc)[:300]})
+            raise _NeverSent(f"cannot be reached ({type(exc).__name__}: {exc})") from None
         except httpx2.HTTPError as exc:
-            self._record(dispatch, {"status": "unreachable", "detail": str(exc)[:300]})
-            raise WorkerUnavailable(
-                f"the worker scheduler at {self.endpoint} cannot be reached ({type(exc).__name__}: {exc}); "
-                "nothing ran. Check that `seepient scheduler serve` is running and the mTLS files match"
+            self.hosts.unreachable(host, f"stopped answering ({type(exc).__name__})")
+            self._record(dispatch, host, {"status": "interrupted", "detail": str(exc)[:300]})
+            telemetry.metrics.dispatch_refused("control_plane", "interrupted")
+            raise WorkerInterrupted(
+                f"the worker scheduler at {host.url} stopped answering after dispatch {dispatch.dispatch_id} was "
+                f"sent ({type(exc).__name__}: {exc}); whether it ran is unknown, so it was not retried anywhere. "
+                "Check the workspace before running it again"
             ) from None
+        self.hosts.reached(host)
         if response.status_code != 200:
             reason, message = _refusal(response)
             self._record(
-                dispatch, {"status": "refused", "http_status": response.status_code, "reason": reason}
+                dispatch, host, {"status": "refused", "http_status": response.status_code, "reason": reason}
             )
+            # The label is the scheduler's reason code; anything else it might say stays out of the label set.
+            label = reason if len(reason) <= 40 and reason.replace("_", "").isalnum() else "other"
+            telemetry.metrics.dispatch_refused("control_plane", label)
             raise WorkerUnavailable(
                 f"the worker scheduler refused dispatch {dispatch.dispatch_id} ({response.status_code} {reason}): "
                 f"{message}; nothing ran"
@@ -295,12 +380,12 @@ class DockerWorkerExecutor:
         try:
             result = verify_dispatch_result(response.content, verify_key=self._result_key, dispatch=dispatch)
         except ResultRejected as exc:
-            self._record(dispatch, {"status": "result_rejected", "detail": str(exc)})
+            self._record(dispatch, host, {"status": "result_rejected", "detail": str(exc)})
             raise WorkerResultRejected(
                 f"the scheduler's answer to dispatch {dispatch.dispatch_id} does not verify ({exc}); "
                 "its outcome is unknown"
             ) from None
-        self._record(dispatch, _result_summary(result))
+        self._record(dispatch, host, _result_summary(result))
         if result.error is not None:
             raise WorkerUnavailable(f"dispatch {dispatch.dispatch_id}: {result.error}")
         return result
@@ -321,7 +406,7 @@ class DockerWorkerExecutor:
             self._client = None
         await self._local.aclose()
 
-    def _record(self, dispatch: WorkerDispatch, outcome: dict[str, Any]) -> None:
+    def _record(self, dispatch: WorkerDispatch, host: WorkerHost, outcome: dict[str, Any]) -> None:
         if self._audit is None:
             return
         self._audit.append(
@@ -332,10 +417,25 @@ class DockerWorkerExecutor:
                 "dispatch_id": dispatch.dispatch_id,
                 "action_digest": dispatch.action.digest,
                 "kind": dispatch.action.kind.value,
-                "scheduler": self.endpoint,
+                "scheduler": host.url,
                 "outcome": outcome,
             }
         )
+
+
+def _hosts_from(execution: ExecutionSettings) -> tuple[WorkerHost, ...]:
+    """``schedulerEndpoints`` (or the one ``schedulerEndpoint``) as hosts, each an https:// URL."""
+    entries = execution.scheduler_endpoints or [execution.scheduler_endpoint or ""]
+    hosts = []
+    for entry in entries:
+        url, tenant = (entry, execution.tenant) if isinstance(entry, str) else (entry.url, entry.tenant)
+        if not url.startswith("https://"):
+            key = "schedulerEndpoints entry" if execution.scheduler_endpoints else "schedulerEndpoint"
+            raise SettingsError(f"execution.{key} must be an https:// URL, got {url!r}")
+        hosts.append(WorkerHost(url.rstrip("/"), tenant or execution.tenant))
+    if len({host.url for host in hosts}) != len(hosts):
+        raise SettingsError("execution.schedulerEndpoints names one scheduler twice")
+    return tuple(hosts)
 
 
 def _refusal(response: httpx2.Response) -> tuple[str, str]:

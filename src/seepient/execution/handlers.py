@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from seepient.protocol.approved import ApprovedAction
 from seepient.protocol.executor import NOT_EXECUTED
-from seepient.protocol.outcomes import Outcome, UnsupportedAction
+from seepient.protocol.outcomes import Outcome
+from seepient.protocol.refusals import UnsupportedAction
 
 Handler = Callable[[Any, Any, ApprovedAction], Awaitable[Outcome]]
 """``handler(backend, payload, action)``: the backend, the action's payload (of the type the table keys it

@@ -1,7 +1,7 @@
 """Run one hook command on the host: its JSON input on stdin, a scrubbed environment, a deadline that kills
 its whole process group, and capped output. What the answer means is ``runtime/hooks.py``'s business.
 
-Hooks are configuration the user wrote (never the project or the model: see ``config.settings.HookSettings``),
+Hooks are configuration the user wrote (never the project or the model: see ``config.sections.HookSettings``),
 so they run unsandboxed like a git hook would, but never with Seepient's secrets in their environment.
 """
 
@@ -14,19 +14,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from seepient.execution.environment import scrubbed_environment
+from seepient.execution.host_programs import host_path
 from seepient.execution.process import ProcessResult, run_process
+from seepient.protocol.errors import RefusalError
 
 _MAX_OUTPUT_BYTES = 256 * 1024
 
 
-class HookProgramRefused(Exception):
+class HookProgramRefused(RefusalError):
     """The hook would run a file the model can change (a script inside the workspace); the message says which."""
 
 
-def hook_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The user's harmless variables with their real ``HOME``; no ``*_API_KEY``, ``*_TOKEN``, ``*SECRET*``."""
+def hook_environment(
+    environ: Mapping[str, str] | None = None, *, workspace: Path | None = None
+) -> dict[str, str]:
+    """The user's harmless variables with their real ``HOME``; no ``*_API_KEY``, ``*_TOKEN``, ``*SECRET*``; with
+    a ``workspace``, a ``PATH`` without its folders (``host_path``)."""
     env = os.environ if environ is None else environ
-    return scrubbed_environment(env, home=env.get("HOME") or str(Path.home()))
+    scrubbed = scrubbed_environment(env, home=env.get("HOME") or str(Path.home()))
+    if workspace is not None:
+        scrubbed["PATH"] = host_path(scrubbed["PATH"], workspace)
+    return scrubbed
 
 
 def hook_argv(command: str | Sequence[str]) -> list[str]:

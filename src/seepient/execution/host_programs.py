@@ -32,6 +32,18 @@ def host_program(name: str) -> str | None:
     return shutil.which(name, path=SYSTEM_PATH) or shutil.which(name, path=_trusted_path_entries())
 
 
+def host_path(path: str, workspace: Path) -> str:
+    """``path`` (a ``PATH`` value) for a program Seepient starts on the host (an MCP server, a hook): without
+    relative or empty entries and without folders inside ``workspace``. The program itself is checked to lie
+    outside the workspace, but what it starts in turn (``#!/usr/bin/env node``, ``uvx`` looking for a
+    ``python``, a hook's ``black``) is looked up on this ``PATH``, and an activated project virtualenv or
+    ``./node_modules/.bin`` there would make that a file the model wrote."""
+    kept = [
+        entry for entry in path.split(os.pathsep) if entry.startswith("/") and not inside(entry, workspace)
+    ]
+    return os.pathsep.join(kept) or SYSTEM_PATH
+
+
 def inside(path: str | Path, workspace: Path) -> bool:
     """Whether ``path`` (as written or resolved) lies in ``workspace``."""
     root = os.path.realpath(workspace)

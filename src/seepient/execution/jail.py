@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -14,21 +15,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from seepient.execution.control_guard import ControlGuard, ControlWatch, Repair, repairs_note
+from seepient.execution.control_guard import ControlGuard, Repair, repairs_note
+from seepient.execution.control_watch import ControlWatch
 from seepient.execution.environment import scrubbed_environment
 from seepient.execution.process import run_process
-from seepient.execution.sandbox.bwrap import BwrapSandbox, protected_workspace_paths
+from seepient.execution.sandbox.bwrap import BwrapSandbox, SandboxStatus, protected_workspace_paths
 from seepient.execution.sandbox.host_view import HostView, host_view
 from seepient.net.egress_proxy import EgressProxy
-from seepient.protocol.outcomes import BackgroundOutput, SandboxUnavailable, ShellOutcome
+from seepient.protocol.outcomes import BackgroundOutput, ShellOutcome
+from seepient.protocol.refusals import SandboxUnavailable
 
 _Outcome = TypeVar("_Outcome", ShellOutcome, BackgroundOutput)
 
 
 def shell_argv(command_line: str) -> list[str]:
     """How a command line is run: ``bash -c``, or ``sh -c`` where bash is absent."""
-    shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
-    return [shell, "-c", command_line]
+    return [_shell(os.environ.get("PATH")), "-c", command_line]
+
+
+@functools.lru_cache(maxsize=4)
+def _shell(search_path: str | None) -> str:
+    # Looked up once per PATH rather than at every step.
+    return shutil.which("bash", path=search_path) or shutil.which("sh", path=search_path) or "/bin/sh"
 
 
 def require_directory(cwd: Path) -> None:
@@ -130,9 +138,20 @@ class Jail:
         ``egress`` proxy (and ``network``), the command gets its own empty network namespace whose only way out
         is that proxy. ``extra_binds`` are more ``(host, jail)`` folders it may write. Raises
         ``SandboxUnavailable`` when bubblewrap cannot start."""
-        status = await asyncio.to_thread(self.bwrap.probe)
-        if not status.available:
-            raise SandboxUnavailable(status.message)
+        # The probe runs once per process, in a thread; later commands read its answer here rather than
+        # hand a thread the lookup of a cached value.
+        _require_available(self.bwrap.probed() or await asyncio.to_thread(self.bwrap.probe))
+        return self._jailed_argv(argv, cwd=cwd, network=network, egress=egress, extra_binds=extra_binds)
+
+    def _jailed_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None,
+        network: bool,
+        egress: EgressProxy | None,
+        extra_binds: Sequence[tuple[Path, Path]],
+    ) -> tuple[list[str], dict[str, str]]:
         root = self.workspace
         env = dict(self.env)
         binds = list(extra_binds)
@@ -163,7 +182,8 @@ class Jail:
         extra_binds: Sequence[tuple[Path, Path]] = (),
     ) -> ShellOutcome:
         """Run ``argv`` to its end at ``cwd`` (``command_argv``'s options), capturing its output; with the
-        sandbox off, directly with the scrubbed environment (and the host's network)."""
+        sandbox off, directly with the scrubbed environment (and the host's network). Raises
+        ``SandboxUnavailable`` when bubblewrap cannot start."""
         if self.sandbox_mode == "off":
             require_directory(cwd)
             result = await run_process(
@@ -174,12 +194,26 @@ class Jail:
                 max_output_bytes=self.max_output_bytes,
             )
             return result.shell_outcome("none")
-        full_argv, env = await self.command_argv(
+        # A foreground command does not wait for the probe: bubblewrap sets up all of the jail or runs nothing,
+        # so the command itself finds out whether it can start. Only when this process has no answer yet and
+        # the command fails is the probe asked whether bubblewrap was what failed (and why). A missing bwrap
+        # is known without running anything.
+        status = self.bwrap.probed() or (self.bwrap.probe() if self.bwrap.bwrap is None else None)
+        if status is not None:
+            _require_available(status)
+        full_argv, env = self._jailed_argv(
             argv, cwd=cwd, network=network, egress=egress, extra_binds=extra_binds
         )
-        result = await run_process(
-            full_argv, env=env, timeout_s=timeout_s, max_output_bytes=self.max_output_bytes
-        )
+        try:
+            result = await run_process(
+                full_argv, env=env, timeout_s=timeout_s, max_output_bytes=self.max_output_bytes
+            )
+        except OSError:
+            if status is None:
+                _require_available(await asyncio.to_thread(self.bwrap.probe))
+            raise
+        if status is None and result.exit_code != 0:
+            _require_available(await asyncio.to_thread(self.bwrap.probe))
         return result.shell_outcome("bwrap")
 
     def read_only(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:
@@ -261,6 +295,11 @@ async def run_sandboxed(
     finally:
         repairs = await asyncio.to_thread(watch.after_command)
     return with_repairs(result.shell_outcome("bwrap"), repairs)
+
+
+def _require_available(status: SandboxStatus) -> None:
+    if not status.available:
+        raise SandboxUnavailable(status.message)
 
 
 def _linked_git_dirs(root: Path) -> list[Path]:

@@ -7,16 +7,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from seepient.execution.background import BackgroundProcesses
-from seepient.execution.control_guard import ControlGuard, ControlWatch, Repair
+from seepient.execution.control_guard import ControlGuard, Repair
+from seepient.execution.control_watch import ControlWatch
 from seepient.execution.jail import Jail, require_directory, shell_argv, with_repairs
 from seepient.execution.worktree import run_worktree_command
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.egress_proxy import DomainCheck, EgressProxy
-from seepient.net.fetch import Resolver
 from seepient.protocol.actions import Capability, ShellCommand, WorktreeCommand
 from seepient.protocol.outcomes import BackgroundOutput, BackgroundStarted, ShellOutcome
+
+if TYPE_CHECKING:
+    from seepient.net.fetch import Resolver
 
 _WATCH_INTERVAL_S = 1.0
 

@@ -23,7 +23,6 @@ from seepient.execution.reads import LocalReads
 from seepient.execution.sandbox.bwrap import BwrapSandbox
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.egress_proxy import DomainCheck
-from seepient.net.fetch import FetchError, Resolver, SafeFetcher
 from seepient.protocol.actions import (
     FetchRequest,
     FileChange,
@@ -36,10 +35,14 @@ from seepient.protocol.actions import (
     WorktreeCommand,
 )
 from seepient.protocol.approved import ApprovedAction
-from seepient.protocol.outcomes import FetchOutcome, FetchRefused, Outcome
+from seepient.protocol.outcomes import FetchOutcome, Outcome
+from seepient.protocol.refusals import FetchRefused
+from seepient.protocol.retrieval import KnowledgeIndexReader, KnowledgeOutcome
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from seepient.net.fetch import Resolver
 
 
 class LocalExecutor:
@@ -49,7 +52,7 @@ class LocalExecutor:
     ``sandbox="off"`` runs shell commands directly (with the scrubbed environment) and must come from an
     explicit user choice. ``home`` is the home whose credential stores are hidden (default: ``$HOME``).
     ``ripgrep`` names the rg binary for ``reads``, ``None`` for the pure-Python search; ``bwrap`` overrides the
-    sandbox.
+    sandbox. ``knowledge_index`` searches the knowledge index (the runtime hands in ``context.knowledge``'s).
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class LocalExecutor:
         jail_readable: Sequence[Path] = (),
         jail_hidden: Sequence[Path] = (),
         foreign_config_allowed: Callable[[str], bool] | None = None,
+        knowledge_index: KnowledgeIndexReader | None = None,
     ) -> None:
         self.jail = Jail.build(
             workspace,
@@ -88,6 +92,7 @@ class LocalExecutor:
         )
         self.workspace = self.jail.workspace
         self.seepient_home = seepient_home
+        self._knowledge_index = knowledge_index
         # Every fetch goes through the SSRF-safe client; the policy comes from the `net` settings section.
         self.net_policy = net_policy or AddressPolicy()
         self._net_resolver = net_resolver
@@ -147,12 +152,15 @@ class LocalExecutor:
         return await asyncio.to_thread(commit_changes, self.workspace, change_set.changes)
 
     async def _commit_memory(self, memory: MemoryAction, _action: ApprovedAction) -> Outcome:
-        from seepient.execution.memory import commit_memory
+        from seepient.execution.memory_folders import commit_memory
 
         # The folder comes from this executor's own Seepient home and workspace, never from the action.
         return await asyncio.to_thread(commit_memory, self.seepient_home, self.workspace, memory)
 
     async def _fetch(self, request: FetchRequest, _action: ApprovedAction) -> Outcome:
+        # The HTTP stack loads with the first fetch, not with every session.
+        from seepient.net.fetch import FetchError, SafeFetcher
+
         async with SafeFetcher(self.net_policy, resolver=self._net_resolver) as fetcher:
             try:
                 result = await fetcher.fetch(request.url, request.method, on_too_large="truncate")
@@ -171,7 +179,12 @@ class LocalExecutor:
     async def _knowledge_search(self, query: KnowledgeQuery, _action: ApprovedAction) -> Outcome:
         from seepient.execution.retrieval import knowledge_search
 
-        return await knowledge_search(self.seepient_home, self.workspace, query)
+        if self._knowledge_index is None:
+            return KnowledgeOutcome(
+                indexed=False,
+                problem="this executor was opened without a knowledge index reader; nothing was searched",
+            )
+        return await knowledge_search(self.seepient_home, self.workspace, query, self._knowledge_index)
 
     async def _web_search(self, request: WebSearchRequest, _action: ApprovedAction) -> Outcome:
         from seepient.execution.retrieval import web_search

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seepient.config.settings import LspSettings
+from seepient.config.sections import LspSettings
 
 
 @dataclass(frozen=True)

@@ -14,20 +14,18 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from lsprotocol import types
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path, to_fs_path
 
-from seepient.execution.environment import scrubbed_environment
+from seepient.execution.jail import Jail
 from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.process import start_group_leader
-from seepient.execution.sandbox.bwrap import BwrapSandbox
-from seepient.execution.sandbox.host_view import host_view
 from seepient.protocol.lsp import LspAnswer, LspLocation, LspQuery, LspUnavailable
-from seepient.protocol.outcomes import SandboxUnavailable
+from seepient.protocol.refusals import SandboxUnavailable
 
 _log = logging.getLogger(__name__)
 _STDERR_TAIL_BYTES = 4000
@@ -136,30 +134,19 @@ class LanguageServers:
 
     def __init__(
         self,
-        workspace: Path,
         servers: Sequence[LanguageServerConfig],
         *,
+        jail: Jail,
         read_file: FileReader,
-        sandbox_mode: Literal["auto", "off"] = "auto",
-        bwrap: BwrapSandbox | None = None,
-        seepient_home: Path,
-        home: Path,
-        environ: Mapping[str, str],
         request_timeout_s: float = 30.0,
         diagnostics_wait_s: float = 3.0,
-        jail_readable: Sequence[Path] = (),
-        jail_hidden: Sequence[Path] = (),
     ) -> None:
-        self.workspace = workspace.resolve()
-        # The user's additions to what a jail shows and hides apply to language servers as to every command.
-        self._jail_paths = (tuple(jail_readable), tuple(jail_hidden))
+        # The session's jail: its sandbox, environment and the user's additions to what it shows and hides
+        # apply to language servers as to every command.
+        self._jail = jail
+        self.workspace = jail.workspace
         self._servers = list(servers)
         self._read_file = read_file
-        self._sandbox_mode = sandbox_mode
-        self._bwrap = bwrap or BwrapSandbox()
-        self._seepient_home = seepient_home
-        self._home = home
-        self._environ = dict(environ)
         self.request_timeout_s = request_timeout_s
         self.diagnostics_wait_s = diagnostics_wait_s
         self._connections: dict[str, _Connection] = {}
@@ -351,34 +338,28 @@ class LanguageServers:
             return connection
 
     def _argv(self, config: LanguageServerConfig) -> tuple[list[str], dict[str, str]]:
-        command = resolve_command(config.command, self._environ)
+        jail = self._jail
+        command = resolve_command(config.command, jail.environ)
         if command is None:
             raise LspUnavailable(
                 f"the {config.language} language server command {config.command[0]!r} was not found (looked on "
                 f"PATH and next to {sys.executable}); install it, or change lsp.servers.{config.language}.command "
                 "in the settings"
             )
-        env = scrubbed_environment(self._environ, home=str(self._home))
-        if self._sandbox_mode == "off" or not config.sandbox:
+        env = dict(jail.env)
+        if jail.sandbox_mode == "off" or not config.sandbox:
             return command, env
-        status = self._bwrap.probe()
+        status = jail.bwrap.probe()
         if not status.available:
             raise SandboxUnavailable(status.message)
         # Inside, only the private /tmp is writable: caches go there.
         env = {**env, "XDG_CACHE_HOME": "/tmp/.cache", "TMPDIR": "/tmp"}
-        argv = self._bwrap.command_argv(
+        argv = jail.bwrap.command_argv(
             command,
             workspace=self.workspace,
             cwd=self.workspace,
             network=False,
-            view=host_view(
-                home=self._home,
-                seepient_home=self._seepient_home,
-                environ=self._environ,
-                workspace=self.workspace,
-                readable=self._jail_paths[0],
-                hidden=self._jail_paths[1],
-            ),
+            view=jail.view(self.workspace),
             read_only_inside=(),
             env=env,
             workspace_read_only=True,

@@ -12,22 +12,24 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpcore2
 import httpx2
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from seepient.net.pinned_backend import PinnedBackend
-from seepient.tools.mcp.connector import McpStartError
+from seepient.protocol.mcp_link import McpStartError
 
 _STDERR_TAIL_BYTES = 2000
 _HTTP_CONNECT_TIMEOUT_S = 30.0
 _HTTP_READ_TIMEOUT_S = 300.0
 
 
-class _WatchedReceiveStream:
+class _WatchedReceiveStream(anyio.abc.AsyncResource):
     """The transport's receive stream, unchanged except that its end sets ``lost``: the dispatcher reading it
-    learns of a dead server from an end of stream, and so does whoever holds the link."""
+    learns of a dead server from an end of stream, and so does whoever holds the link. (``AsyncResource``
+    makes it the context manager that closes it.)"""
 
     def __init__(self, inner: Any, lost: anyio.Event) -> None:
         self._inner = inner
@@ -48,12 +50,6 @@ class _WatchedReceiveStream:
             return await self.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _WatchedReceiveStream:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -11,19 +11,21 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seepient.config.settings import McpServerSettings
+from seepient.config.sections import McpServerSettings
 from seepient.execution.environment import scrubbed_environment
-from seepient.execution.host_programs import inside
-from seepient.net import AddressPolicy, Resolver, check_url
-from seepient.tools.mcp.connector import McpLink, McpStartError
+from seepient.execution.host_programs import host_path, inside
+from seepient.net.address_policy import AddressPolicy
+from seepient.protocol.mcp_link import McpLink, McpStartError
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
+    from seepient.net.fetch import Resolver
+
 
 class HostMcpConnector:
     """``McpConnector`` for this machine. Stdio servers run as the user (not in the sandbox: they are programs
-    the user configured, like an editor's language servers) in ``workspace`` unless ``cwd`` says otherwise,
+    the user configured, like an editor's language servers) in the user's home unless ``cwd`` says otherwise,
     with Seepient's environment scrubbed of secrets plus the server's own ``env``; their error output is kept
     for reports. HTTP servers are reached only if the address policy (``net`` settings) allows their address
     and no Fetch deny rule covers their host, like every other connection Seepient makes for the model.
@@ -46,9 +48,12 @@ class HostMcpConnector:
         self._resolver = resolver
 
     def environment(self, server: McpServerSettings) -> dict[str, str]:
-        """What a stdio server's process gets: the scrubbed environment, then the server's own ``env``."""
+        """What a stdio server's process gets: the scrubbed environment (its ``PATH`` without the workspace's
+        folders, ``host_path``), then the server's own ``env``."""
         home = self._environ.get("HOME") or str(Path.home())
-        return scrubbed_environment(self._environ, home=home) | dict(server.env)
+        inherited = scrubbed_environment(self._environ, home=home)
+        inherited["PATH"] = host_path(inherited["PATH"], self._workspace)
+        return inherited | dict(server.env)
 
     @asynccontextmanager
     async def connect(self, name: str, server: McpServerSettings) -> AsyncIterator[McpLink]:
@@ -82,9 +87,15 @@ class HostMcpConnector:
             )
         return program
 
-    def _cwd(self, name: str, server: McpServerSettings) -> Path:
+    def start_folder(self, name: str, server: McpServerSettings) -> Path:
+        """The folder a stdio server starts in: the one the user's settings name (relative to the workspace),
+        else the user's home, or ``/`` when the home is missing or lies in the workspace. Never the workspace
+        by default: what a program reads from the folder it starts in is the model's to write there (``python
+        -m`` imports from it first, npx runs its ``node_modules`` copy and reads its ``.npmrc``, uv its
+        ``uv.toml``, dotenv loaders its ``.env``), and the server runs on the host."""
         if server.cwd is None:
-            return self._workspace
+            home = Path(self._environ.get("HOME") or "/")
+            return home if home.is_dir() and not inside(home, self._workspace) else Path("/")
         cwd = Path(os.path.expanduser(server.cwd))
         cwd = cwd if cwd.is_absolute() else self._workspace / cwd
         if not cwd.is_dir():
@@ -93,14 +104,21 @@ class HostMcpConnector:
 
     def _stdio(self, name: str, server: McpServerSettings) -> AbstractAsyncContextManager[McpLink]:
         env = self.environment(server)
-        command = self._command(name, server, env)
-        cwd = self._cwd(name, server)
+        # The program is looked up on the whole PATH, so one found in the workspace is refused as such (and the
+        # user told why) rather than reported missing; what it starts sees only ``env``'s PATH.
+        home = self._environ.get("HOME") or str(Path.home())
+        command = self._command(
+            name, server, scrubbed_environment(self._environ, home=home) | dict(server.env)
+        )
+        cwd = self.start_folder(name, server)
         from seepient.execution.mcp_links import open_stdio
 
         return open_stdio(name, command, server.args, env, cwd)
 
     async def _http(self, name: str, server: McpServerSettings) -> AbstractAsyncContextManager[McpLink]:
         assert server.url is not None
+        from seepient.net.fetch import check_url
+
         verdict = await check_url(server.url, policy=self._net_policy, resolver=self._resolver)
         if not verdict.allowed or verdict.parsed is None:
             raise McpStartError(

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from seepient.execution.capped_output import CappedOutput
 from seepient.protocol.outcomes import ShellOutcome
 
 # Reading continues in chunks of this size past the cap, so a chatty child never blocks on a full pipe.
@@ -36,36 +39,10 @@ class ProcessResult:
 
     def shell_outcome(self, sandbox: str) -> ShellOutcome:
         """This result as the executor interface reports a command, ``sandbox`` naming where it ran."""
-        return ShellOutcome(
-            exit_code=self.exit_code,
-            stdout=self.stdout,
-            stderr=self.stderr,
-            timed_out=self.timed_out,
-            stdout_truncated=self.stdout_truncated,
-            stderr_truncated=self.stderr_truncated,
-            duration_ms=self.duration_ms,
-            sandbox=sandbox,
-        )
+        return ShellOutcome(**dataclasses.asdict(self), sandbox=sandbox)
 
 
-class _CappedBuffer:
-    def __init__(self, cap: int) -> None:
-        self._cap = cap
-        self._data = bytearray()
-        self.truncated = False
-
-    def feed(self, chunk: bytes) -> None:
-        room = self._cap - len(self._data)
-        if len(chunk) > room:
-            self.truncated = True
-            chunk = chunk[: max(room, 0)]
-        self._data += chunk
-
-    def text(self) -> str:
-        return self._data.decode("utf-8", errors="replace")
-
-
-async def _drain(stream: asyncio.StreamReader | None, sink: _CappedBuffer) -> None:
+async def _drain(stream: asyncio.StreamReader | None, sink: CappedOutput) -> None:
     if stream is None:
         return
     while chunk := await stream.read(_CHUNK):
@@ -127,9 +104,13 @@ async def run_process(
     ``max_output_bytes`` each; with ``"inherit"`` the child uses this process's standard streams and nothing
     is captured.
     """
-    started = time.monotonic()
     capture = stdio == "capture"
     feeds_stdin = capture and stdin is not None
+    if not feeds_stdin and _PIDFD_WORKS:
+        return await _run_watching_pidfd(
+            argv, env=env, cwd=cwd, timeout_s=timeout_s, max_output_bytes=max_output_bytes, capture=capture
+        )
+    started = time.monotonic()
     process = await start_group_leader(
         argv,
         env=env,
@@ -138,8 +119,8 @@ async def run_process(
         capture=capture,
     )
     pgid = process.pid
-    stdout = _CappedBuffer(max_output_bytes)
-    stderr = _CappedBuffer(max_output_bytes)
+    stdout = CappedOutput(max_output_bytes)
+    stderr = CappedOutput(max_output_bytes)
     readers = asyncio.gather(
         _feed(process.stdin, stdin or b""), _drain(process.stdout, stdout), _drain(process.stderr, stderr)
     )
@@ -161,8 +142,14 @@ async def run_process(
             readers.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await readers
+    return _result(process.returncode, stdout, stderr, timed_out=timed_out, started=started)
+
+
+def _result(
+    returncode: int | None, stdout: CappedOutput, stderr: CappedOutput, *, timed_out: bool, started: float
+) -> ProcessResult:
     return ProcessResult(
-        exit_code=None if timed_out else process.returncode,
+        exit_code=None if timed_out else returncode,
         stdout=stdout.text(),
         stderr=stderr.text(),
         timed_out=timed_out,
@@ -170,3 +157,134 @@ async def run_process(
         stderr_truncated=stderr.truncated,
         duration_ms=int((time.monotonic() - started) * 1000),
     )
+
+
+def _pidfd_works() -> bool:
+    """Whether this kernel hands out process file descriptors (Linux 5.3 and later)."""
+    if not hasattr(os, "pidfd_open"):
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
+_PIDFD_WORKS = _pidfd_works()
+
+
+class _Watched:
+    """One started child's pipes and exit, read by the event loop's own selector.
+
+    Every shell step starts a process, and asyncio's subprocess machinery costs each one a waiter thread
+    (the child watcher of Python 3.11), two pipe transports and their protocols; here the loop watches the
+    two pipes and a pidfd, which becomes readable when the child exits."""
+
+    def __init__(self, process: subprocess.Popen[bytes], stdout: CappedOutput, stderr: CappedOutput) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.process = process
+        self._pidfd = os.pidfd_open(process.pid)
+        self.exited = self._loop.create_future()
+        self._loop.add_reader(self._pidfd, self._reap)
+        self.pipes_closed = self._loop.create_future()
+        self._open: dict[int, CappedOutput] = {}
+        for stream, sink in ((process.stdout, stdout), (process.stderr, stderr)):
+            if stream is not None:
+                fd = stream.fileno()
+                os.set_blocking(fd, False)
+                self._open[fd] = sink
+                self._loop.add_reader(fd, self._read, fd)
+        if not self._open:
+            self.pipes_closed.set_result(None)
+
+    def _reap(self) -> None:
+        self._loop.remove_reader(self._pidfd)
+        try:
+            _, status = os.waitpid(self.process.pid, 0)
+            code = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:  # reaped by someone else's handler: the status is lost, as asyncio says
+            code = 255
+        # Popen must not wait for a child reaped here.
+        self.process.returncode = code
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def _read(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            self._open[fd].feed(chunk)
+            return
+        self._close_pipe(fd)
+
+    def _close_pipe(self, fd: int) -> None:
+        self._loop.remove_reader(fd)
+        del self._open[fd]
+        if not self._open and not self.pipes_closed.done():
+            self.pipes_closed.set_result(None)
+
+    def close(self) -> None:
+        """Stop watching: pipes still open (a descendant that left the group holds them) are given up."""
+        for fd in list(self._open):
+            self._close_pipe(fd)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+        if not self.exited.done():
+            self._loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+
+
+async def _run_watching_pidfd(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | str | None,
+    timeout_s: float | None,
+    max_output_bytes: int,
+    capture: bool,
+) -> ProcessResult:
+    """``run_process`` for a child without input on a kernel with pidfds; the same results, deadline and kill."""
+    started = time.monotonic()
+    pipe = subprocess.PIPE if capture else None
+    # As ``start_group_leader``: a new session makes the child the leader of the group one killpg reaches.
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL if capture else None,
+        stdout=pipe,
+        stderr=pipe,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    stdout = CappedOutput(max_output_bytes)
+    stderr = CappedOutput(max_output_bytes)
+    try:
+        watched = _Watched(process, stdout, stderr)
+    except BaseException:
+        _kill_group(process.pid)
+        process.wait()
+        raise
+    timed_out = False
+    try:
+        async with asyncio.timeout(timeout_s):
+            await watched.pipes_closed
+            await watched.exited
+    except TimeoutError:
+        timed_out = True
+    finally:
+        # Runs on success too: background children left in the group must not outlive the command.
+        _kill_group(process.pid)
+        try:
+            if not watched.exited.done():
+                await asyncio.shield(watched.exited)
+            if not watched.pipes_closed.done():
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(watched.pipes_closed), _DRAIN_AFTER_KILL_S)
+        finally:
+            watched.close()
+    return _result(process.returncode, stdout, stderr, timed_out=timed_out, started=started)

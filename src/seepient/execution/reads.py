@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Unpack
 
 from seepient.execution.host_programs import inside
 from seepient.execution.jail import Jail
 from seepient.execution.lsp_config import LanguageServerConfig, server_for
 from seepient.execution.nofollow import is_symlink_at
-from seepient.execution.search import OutputMode, find_ripgrep, glob_paths, python_grep, ripgrep_grep
+from seepient.execution.search import GrepQuery, find_ripgrep, glob_paths, python_grep, ripgrep_grep
+from seepient.protocol.executor import GrepOptions
 from seepient.protocol.lsp import LspAnswer, LspQuery, LspUnavailable
 from seepient.protocol.outcomes import GrepOutcome
 
@@ -97,50 +99,31 @@ class LocalReads:
             glob_paths, Path(root), pattern, respect_ignore=respect_ignore, limit=limit
         )
 
-    async def grep(
-        self,
-        root: str,
-        pattern: str,
-        *,
-        glob: str | None = None,
-        ignore_case: bool = False,
-        output_mode: OutputMode = "files_with_matches",
-        limit: int = 500,
-    ) -> GrepOutcome:
+    async def grep(self, root: str, pattern: str, **options: Unpack[GrepOptions]) -> GrepOutcome:
         if not Path(root).is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "grep needs a directory to search", root)
-        if self.ripgrep is not None:
-            return await ripgrep_grep(
+        search: Callable[..., Awaitable[GrepOutcome]] = (
+            functools.partial(
+                ripgrep_grep,
                 self.ripgrep,
-                Path(root),
-                pattern,
-                glob=glob,
-                ignore_case=ignore_case,
-                output_mode=output_mode,
-                limit=limit,
                 env=dict(self._jail.env),
                 max_output_bytes=self._jail.max_output_bytes,
             )
-        return await asyncio.to_thread(
-            python_grep,
-            Path(root),
-            pattern,
-            glob=glob,
-            ignore_case=ignore_case,
-            output_mode=output_mode,
-            limit=limit,
+            if self.ripgrep is not None
+            else functools.partial(asyncio.to_thread, python_grep)
         )
+        return await search(Path(root), GrepQuery(pattern, **options))
 
-    # -- the agent's memory folders (execution/memory.py) ------------------------------------------------
+    # -- the agent's memory folders (execution/memory_folders.py) ------------------------------------------------
 
     async def read_memory(self, scope: Literal["user", "project"], path: str) -> bytes:
-        from seepient.execution.memory import read_memory
+        from seepient.execution.memory_folders import read_memory
 
         jail = self._jail
         return await asyncio.to_thread(read_memory, jail.seepient_home, jail.workspace, scope, path)
 
     async def list_memory(self, scope: Literal["user", "project"], path: str) -> list[str]:
-        from seepient.execution.memory import list_memory
+        from seepient.execution.memory_folders import list_memory
 
         jail = self._jail
         return await asyncio.to_thread(list_memory, jail.seepient_home, jail.workspace, scope, path)
@@ -156,21 +139,13 @@ class LocalReads:
             from seepient.execution.lsp_server import LanguageServers
 
             request_timeout_s, diagnostics_wait_s = self._lsp_timeouts
-            jail = self._jail
             # Language servers run jailed like commands, with the workspace read-only (execution/lsp_server.py).
             self._language_servers = LanguageServers(
-                self.workspace,
                 self._language_server_configs,
+                jail=self._jail,
                 read_file=self.read_file,
-                sandbox_mode=jail.sandbox_mode,
-                bwrap=jail.bwrap,
-                seepient_home=jail.seepient_home,
-                home=jail.home,
-                environ=jail.environ,
                 request_timeout_s=request_timeout_s,
                 diagnostics_wait_s=diagnostics_wait_s,
-                jail_readable=jail.readable,
-                jail_hidden=jail.hidden,
             )
         return self._language_servers
 

@@ -1,6 +1,7 @@
-"""Look-ups the executor runs for read-only tools: the knowledge index (opened read-only; its vectors ranked
-with the local model that made them, loaded offline, else BM25 alone) and web search through the SSRF-safe
-client with the backend's key taken from the environment at the last moment."""
+"""Look-ups the executor runs for read-only tools: the knowledge index (through the reader the runtime hands
+in: opened read-only, its vectors ranked with the local model that made them, loaded offline, else BM25 alone)
+and web search through the SSRF-safe client with the backend's key taken from the environment at the last
+moment."""
 
 from __future__ import annotations
 
@@ -9,23 +10,26 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from seepient.config.paths import SeepientPaths
-from seepient.context.knowledge import KnowledgeIndexError, search_index
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.fetch import Resolver, SafeFetcher
 from seepient.net.web_search import SearchRefused, search
 from seepient.protocol.actions import KnowledgeQuery, WebSearchRequest
-from seepient.protocol.outcomes import FetchRefused
-from seepient.protocol.retrieval import KnowledgeOutcome, WebSearchFailed, WebSearchOutcome
+from seepient.protocol.refusals import FetchRefused
+from seepient.protocol.retrieval import (
+    KnowledgeIndexReader,
+    KnowledgeOutcome,
+    WebSearchFailed,
+    WebSearchOutcome,
+)
 
 
-async def knowledge_search(seepient_home: Path, workspace: Path, query: KnowledgeQuery) -> KnowledgeOutcome:
+async def knowledge_search(
+    seepient_home: Path, workspace: Path, query: KnowledgeQuery, reader: KnowledgeIndexReader
+) -> KnowledgeOutcome:
     # The model is named by the index, which only `seepient knowledge index` writes (under Seepient's own,
     # self-protected home), never by the workspace; loading it can take seconds, hence the thread.
     index = SeepientPaths(home=seepient_home).knowledge_index(workspace)
-    try:
-        return await asyncio.to_thread(search_index, index, query.query, limit=query.limit)
-    except KnowledgeIndexError as exc:
-        return KnowledgeOutcome(indexed=False, problem=str(exc))
+    return await asyncio.to_thread(reader, index, query.query, limit=query.limit)
 
 
 async def web_search(
@@ -47,14 +51,6 @@ async def web_search(
     redirects = 0 if key else 3
     async with SafeFetcher(policy, resolver=resolver, max_redirects=redirects, deadline_s=30.0) as fetcher:
         try:
-            return await search(
-                fetcher,
-                backend=request.backend,
-                url=request.url,
-                query=request.query,
-                limit=request.limit,
-                key=key,
-                key_env=request.api_key_env,
-            )
+            return await search(fetcher, request, key=key)
         except SearchRefused as exc:
             raise FetchRefused(str(exc)) from None

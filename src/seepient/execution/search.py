@@ -11,15 +11,27 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from seepient.execution.host_programs import host_program
 from seepient.execution.process import run_process
+from seepient.protocol.executor import GrepOutputMode
 from seepient.protocol.outcomes import GrepOutcome
 
-OutputMode = Literal["content", "files_with_matches", "count"]
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
+
+@dataclass(frozen=True)
+class GrepQuery:
+    """One search: the regex and how it is narrowed and shown (``GrepOptions``, with the same defaults)."""
+
+    pattern: str
+    glob: str | None = None
+    ignore_case: bool = False
+    output_mode: GrepOutputMode = "files_with_matches"
+    limit: int = 500
+
 
 # ripgrep's precedence between ignore files: .rgignore over .ignore over .gitignore over git's own exclude.
 _IGNORE_CATEGORIES = ((".rgignore",), (".ignore",), (".gitignore",), (".git/info/exclude",))
@@ -146,13 +158,37 @@ class _IgnoreLevel:
     specs: dict[int, GitIgnoreSpec]
 
 
+_MAX_IGNORE_FILE_BYTES = 1 << 20
+
+
+def _read_ignore_file(path: Path) -> str | None:
+    """An ignore file's text, or None unless it is a regular file of at most 1 MiB: a FIFO would hang the
+    search and a link to ``/dev/zero`` would fill the memory (the control guard also undoes such a planted
+    link, ``execution/control_guard.py``)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_IGNORE_FILE_BYTES:
+            return None
+        return os.read(fd, _MAX_IGNORE_FILE_BYTES + 1).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _load_specs(directory: Path) -> dict[int, GitIgnoreSpec]:
+    # pathspec loads with the first ignore file read: a session that never globs or greps never needs it.
+    from pathspec import GitIgnoreSpec
+
     specs: dict[int, GitIgnoreSpec] = {}
     for category, names in enumerate(_IGNORE_CATEGORIES):
         for name in names:
-            try:
-                text = (directory / name).read_text(encoding="utf-8", errors="replace")
-            except OSError:
+            text = _read_ignore_file(directory / name)
+            if text is None:
                 continue
             specs[category] = GitIgnoreSpec.from_lines(text.splitlines())
     return specs
@@ -295,7 +331,7 @@ def _file_filters(glob: str | None) -> tuple[tuple[_FileFilter, ...], tuple[_Fil
 
 
 def _finish(
-    found: dict[str, tuple[int, list[str]]], output_mode: OutputMode, limit: int, engine: str, cut: bool
+    found: dict[str, tuple[int, list[str]]], output_mode: GrepOutputMode, limit: int, engine: str, cut: bool
 ) -> GrepOutcome:
     """``found`` maps each matching file to its count of matching lines and its ``"number:text"`` lines."""
     lines: list[str] = []
@@ -310,21 +346,13 @@ def _finish(
     return GrepOutcome(lines=tuple(lines[: max(limit, 0)]), truncated=truncated, engine=engine)  # type: ignore[arg-type]
 
 
-def python_grep(
-    root: Path,
-    pattern: str,
-    *,
-    glob: str | None = None,
-    ignore_case: bool = False,
-    output_mode: OutputMode = "files_with_matches",
-    limit: int = 500,
-) -> GrepOutcome:
+def python_grep(root: Path, query: GrepQuery) -> GrepOutcome:
     """The same search as :func:`ripgrep_grep` with Python's ``re`` (its syntax, not Rust's, for edge cases)."""
     try:
-        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        regex = re.compile(query.pattern, re.IGNORECASE if query.ignore_case else 0)
     except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
-    include, exclude = _file_filters(glob)
+        raise ValueError(f"invalid regular expression {query.pattern!r}: {exc}") from exc
+    include, exclude = _file_filters(query.glob)
     walker = TreeWalker(root, include=include, exclude=exclude)
     found: dict[str, tuple[int, list[str]]] = {}
     for relative, _ in walker.files():
@@ -345,20 +373,11 @@ def python_grep(
         ]
         if matched:
             found[relative] = (len(matched), matched)
-    return _finish(found, output_mode, limit, "python", False)
+    return _finish(found, query.output_mode, query.limit, "python", False)
 
 
 async def ripgrep_grep(
-    rg: str,
-    root: Path,
-    pattern: str,
-    *,
-    glob: str | None = None,
-    ignore_case: bool = False,
-    output_mode: OutputMode = "files_with_matches",
-    limit: int = 500,
-    env: Mapping[str, str],
-    max_output_bytes: int = 1_000_000,
+    rg: str, root: Path, query: GrepQuery, *, env: Mapping[str, str], max_output_bytes: int = 1_000_000
 ) -> GrepOutcome:
     """Search with ripgrep. ``--no-config`` keeps a RIPGREP_CONFIG_PATH (which can name a ``--pre``
     program) out of it; ``--no-require-git`` makes .gitignore count outside git repositories."""
@@ -366,7 +385,8 @@ async def ripgrep_grep(
         rg, "--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--sort", "path",
         "--crlf", "--color", "never", "--null", "--no-heading", "--with-filename",
     ]  # fmt: skip
-    if ignore_case:
+    output_mode = query.output_mode
+    if query.ignore_case:
         argv.append("--ignore-case")
     if output_mode == "files_with_matches":
         argv.append("--files-with-matches")
@@ -374,16 +394,16 @@ async def ripgrep_grep(
         argv.append("--count")
     else:
         argv.append("--line-number")
-    if glob:
-        argv += ["--glob", glob]
-    argv += ["--glob", "!.git", "--regexp", pattern, "--", "."]
+    if query.glob:
+        argv += ["--glob", query.glob]
+    argv += ["--glob", "!.git", "--regexp", query.pattern, "--", "."]
     result = await run_process(
         argv, env=env, cwd=root, timeout_s=_GREP_TIMEOUT_S, max_output_bytes=max_output_bytes
     )
     if result.exit_code == 2 and not result.stdout:
         message = result.stderr.strip()
         if "regex" in message.lower():
-            raise ValueError(f"invalid regular expression {pattern!r}: {message}")
+            raise ValueError(f"invalid regular expression {query.pattern!r}: {message}")
         raise OSError(f"ripgrep failed: {message}")
     text = result.stdout
     cut = result.stdout_truncated or result.timed_out
@@ -407,4 +427,4 @@ async def ripgrep_grep(
                 count, matched = found.setdefault(path, (0, []))
                 matched.append(rest.removesuffix("\r"))
                 found[path] = (count + 1, matched)
-    return _finish(found, output_mode, limit, "ripgrep", cut)
+    return _finish(found, output_mode, query.limit, "ripgrep", cut)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import ipaddress
 import json
 import re
@@ -18,10 +19,13 @@ from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
+from seepient.models._wire import error_body_details
 from seepient.models.base import ModelError
 from seepient.protocol import Completion, ModelRequest, ModelStreamEvent
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
@@ -38,8 +42,20 @@ TRANSIENT_ERROR_MARKERS = (
     "api_error",
     "resource_exhausted",
 )
-# Statuses a later attempt can get past: timeout, conflict, rate limit, server errors, Anthropic's overload.
-_TRANSIENT_STATUSES = frozenset({408, 409, 429, 529})
+# Client errors a later attempt can get past: a request timeout and a rate limit; every other 4xx says the
+# request itself is wrong and is not retried.
+_TRANSIENT_CLIENT_STATUSES = frozenset({408, 429})
+# A request the server found invalid, whatever status it chose: llama-cpp-python reports its pydantic
+# validation errors as HTTP 500, and no retry makes the same body valid.
+_VALIDATION_ERROR = re.compile(r"\bvalidation errors?\b|\bfield required\b", re.IGNORECASE)
+# How servers say the prompt does not fit: OpenAI's and llama-cpp-python's ``context_length_exceeded`` code,
+# "maximum context length" (OpenAI, vLLM), "exceed context window" (llama.cpp), "prompt is too long"
+# (Anthropic), "exceeds the maximum number of tokens" (Gemini).
+_CONTEXT_OVERFLOW = re.compile(
+    r"context_length_exceeded|maximum context length|context (?:window|length) (?:of|exceeded)|"
+    r"exceeds? (?:the )?context window|prompt is too long|exceeds the maximum number of tokens",
+    re.IGNORECASE,
+)
 
 
 def httpx() -> Any:
@@ -47,6 +63,13 @@ def httpx() -> Any:
     import httpx2
 
     return httpx2
+
+
+@functools.cache
+def shared_tls_context(trust_env: bool) -> ssl.SSLContext:
+    """One verifying TLS context per process (and per ``trust_env``, which decides whether SSL_CERT_FILE is
+    read), as httpx would make for each client."""
+    return httpx().create_ssl_context(trust_env=trust_env)
 
 
 def is_loopback_url(url: str) -> bool:
@@ -116,6 +139,17 @@ def is_transient(kind: str) -> bool:
     return any(marker in kind for marker in TRANSIENT_ERROR_MARKERS)
 
 
+def is_context_overflow(message: str, kind: str) -> bool:
+    """Whether an error says the request is longer than the model's context window."""
+    return bool(_CONTEXT_OVERFLOW.search(kind) or _CONTEXT_OVERFLOW.search(message))
+
+
+CONTEXT_OVERFLOW_HINT = (
+    "shorten the conversation (/compact in the TUI) or set context.windowTokens to the model's real window "
+    "so Seepient compacts before it is full"
+)
+
+
 class StreamAssembly(Protocol):
     """One wire format's reading of one streamed answer. ``feed`` takes each server-sent event and gives what
     the caller streams (raising ``ModelError`` for an error event or a malformed one); ``finished`` says the
@@ -143,8 +177,8 @@ class Connection(TypedDict, total=False):
 
 class StreamingHTTPModel:
     """Base of the wire-format adapters. A subclass sets ``wire_format``, ``api_root_example`` and ``endpoint``
-    (and how the key is sent) and implements ``request_body``, ``_assembly`` and ``_error_details`` for its
-    error body shape.
+    (and how the key is sent) and implements ``request_body``, ``_assembly`` and, for an error body shape of its
+    own, ``_error_details``.
 
     ``model`` is the provider's model id sent on the wire; ``name`` (default: ``model``) is how Seepient refers
     to it in messages and events. ``api_key_env`` only improves error messages.
@@ -193,6 +227,7 @@ class StreamingHTTPModel:
         self._trust_env = not is_loopback_url(self.base_url)
         self._client: httpx2.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._parsed: tuple[str, httpx2.URL] | None = None
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
@@ -208,9 +243,11 @@ class StreamingHTTPModel:
         body = self.request_body(request)
         assembly = self._assembly()
         feed = assembly.feed  # looked up once: this loop runs once per token
+        received = False
         async with self._event_source(self._url, body, self._headers) as source:
             events = aiter(source)
             async for event in events:
+                received = True
                 for out in feed(event):
                     yield out
                 if assembly.finished:
@@ -218,7 +255,7 @@ class StreamingHTTPModel:
             await self._finish_body(events)
         missing = assembly.missing()
         if missing is not None:
-            raise self._incomplete(missing)
+            raise self._incomplete(missing) if received else self._empty_stream()
         yield assembly.completion(fallback_model=self.model)
 
     def __repr__(self) -> str:
@@ -239,9 +276,19 @@ class StreamingHTTPModel:
             self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self.timeout_s, connect=min(self.timeout_s, CONNECT_TIMEOUT_S)),
                 trust_env=self._trust_env,
+                verify=self._tls(),
             )
             self._client_loop = loop
         return self._client
+
+    def _tls(self) -> ssl.SSLContext | bool:
+        """The verifying context for an https endpoint, shared by every client of the process (loading the
+        CA bundle costs tens of milliseconds). A plain-http loopback endpoint gets no context at all: the
+        client asks only that origin, follows no redirect and, being loopback, consults no proxy, so no TLS
+        handshake can happen on it."""
+        if self._trust_env or self.base_url.lower().startswith("https:"):
+            return shared_tls_context(self._trust_env)
+        return False
 
     @asynccontextmanager
     async def _event_source(
@@ -254,7 +301,7 @@ class StreamingHTTPModel:
         client = self._client_for_running_loop()
         answered = False
         try:
-            async with client.sse(url, method="POST", json=body, headers=headers) as source:
+            async with client.sse(self._parsed_url(url), method="POST", json=body, headers=headers) as source:
                 response = source.response
                 answered = True
                 if response.status_code >= 400:
@@ -296,6 +343,13 @@ class StreamingHTTPModel:
                 f"model {self.name}: the answer from {self.base_url} could not be read ({type(exc).__name__}: {exc})"
             ) from exc
 
+    def _parsed_url(self, url: str) -> httpx2.URL:
+        """``url`` parsed once: httpx parses a text URL twice per request, a sixth of building it."""
+        parsed = self._parsed
+        if parsed is None or parsed[0] != url:
+            parsed = self._parsed = (url, httpx().URL(url))
+        return parsed[1]
+
     async def _finish_body(self, events: AsyncIterator[Any]) -> None:
         """Read what follows the last event (the chunked body's end) so the connection goes back to the pool
         instead of being dropped; a server that keeps the body open gets a second, then the connection is."""
@@ -324,6 +378,11 @@ class StreamingHTTPModel:
 
     def _stream_error(self, payload: Any) -> ModelError:
         message, kind, _ = self._error_details(payload)
+        if is_context_overflow(message, kind):
+            return ModelError(
+                f"model {self.name}: the request is longer than the model's context window (reported "
+                f"mid-stream): {message}; {CONTEXT_OVERFLOW_HINT}"
+            )
         return ModelError(
             f"model {self.name}: the provider reported an error mid-stream: {message or 'no message given'}",
             retryable=is_transient(kind),
@@ -335,9 +394,20 @@ class StreamingHTTPModel:
             retryable=True,
         )
 
+    def _empty_stream(self) -> ModelError:
+        # Not retried: a server that fails this way fails the same way for the same request (llama-cpp-python
+        # raises inside its stream generator after the status line is out).
+        return ModelError(
+            f"model {self.name}: {self._url} answered HTTP 200 and then closed the stream without sending "
+            "a single event: the server failed after it started answering, and its log says why. "
+            "llama-cpp-python does this when the prompt is longer than its context window (--n_ctx) and when "
+            "its chat format cannot serve the offered tools (see docs/local-models.md)"
+        )
+
     def _error_details(self, payload: Any) -> tuple[str, str, float | None]:
-        """The human message, the machine type/code (lowercase) and any wait the body asks for."""
-        raise NotImplementedError
+        """The human message, the machine type/code (lowercase) and any wait the body asks for; by default the
+        error body shape OpenAI, Anthropic and most compatible servers share (``_wire.error_body_details``)."""
+        return error_body_details(payload)
 
     def _key_hint(self) -> str:
         if self._api_key_env:
@@ -370,6 +440,18 @@ class StreamingHTTPModel:
                 f"check the model name and that the base URL is the API root, e.g. {self.api_root_example}",
                 status=status,
             )
+        if status != 429 and is_context_overflow(message, kind):
+            return ModelError(
+                f"model {self.name}: the request is longer than the model's context window ({where}): "
+                f"{message}; {CONTEXT_OVERFLOW_HINT}",
+                status=status,
+            )
+        if status >= 500 and _VALIDATION_ERROR.search(message):
+            return ModelError(
+                f"model {self.name}: the server rejected the request as invalid ({where}, a validation "
+                f"error reported as a server error, so it is not retried): {message}",
+                status=status,
+            )
         retry_after = retry_after_seconds(response.headers)
         if retry_after is None:
             retry_after = body_wait
@@ -382,7 +464,7 @@ class StreamingHTTPModel:
                 status=status,
                 retry_after_s=retry_after,
             )
-        if status >= 500 or status in _TRANSIENT_STATUSES:
+        if status >= 500 or status in _TRANSIENT_CLIENT_STATUSES:
             label = "provider overloaded" if status == 529 or "overloaded" in kind else "provider error"
             return ModelError(
                 f"model {self.name}: {label} ({where}): {message}",

@@ -87,8 +87,19 @@ def json_type(value: object, *, array: str = "an array", mapping: str = "an obje
 
 
 def count(value: object) -> int:
-    """A token count from a usage object, or 0 for anything that is not a non-negative integer."""
+    """A token count from a usage object, or 0 for anything that is not a non-negative integer (for the
+    optional counts, such as cache reads, whose absence means none)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def known(value: object) -> int | None:
+    """A token count the provider must report, or ``None`` (unknown) when it did not."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def plus(value: int | None, *more: int) -> int | None:
+    """``value`` with ``more`` added, staying unknown when ``value`` is."""
+    return None if value is None else value + sum(more)
 
 
 def index_of(value: object) -> int:

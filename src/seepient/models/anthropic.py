@@ -17,23 +17,15 @@ from seepient.models._wire import (
     assistant_completion,
     count,
     decode_arguments,
-    error_body_details,
     finished_call,
     index_of,
+    known,
     leading_system,
+    plus,
 )
 from seepient.models.base import ModelError
-from seepient.protocol import (
-    Completion,
-    Message,
-    ModelRequest,
-    ModelStreamEvent,
-    TextChunk,
-    ToolCall,
-    ToolCallChunk,
-    ToolSpec,
-    Usage,
-)
+from seepient.protocol.messages import Message, ModelRequest, ToolCall, ToolSpec, Usage
+from seepient.protocol.stream import Completion, ModelStreamEvent, ReasoningChunk, TextChunk, ToolCallChunk
 
 if TYPE_CHECKING:
     import httpx2
@@ -71,7 +63,6 @@ class AnthropicModel(StreamingHTTPModel):
     key_header = "x-api-key"
     key_prefix = ""
     fixed_headers = {"anthropic-version": API_VERSION}
-    _error_details = staticmethod(error_body_details)
 
     def __init__(
         self,
@@ -227,7 +218,8 @@ class _MessageAssembly:
             return []
         if kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
             block.parts.append(delta["thinking"])
-        elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
+            return [ReasoningChunk(text=delta["thinking"])] if delta["thinking"] else []
+        if kind == "signature_delta" and isinstance(delta.get("signature"), str):
             block.signature = delta["signature"]
         elif kind == "citations_delta" and delta.get("citation") is not None:
             block.citations.append(delta["citation"])
@@ -309,8 +301,8 @@ class _MessageAssembly:
         written = count(self.usage.get("cache_creation_input_tokens"))
         return Usage(
             # Anthropic counts cache reads and writes apart from input_tokens; Usage counts the whole prompt.
-            input_tokens=count(self.usage.get("input_tokens")) + read + written,
-            output_tokens=count(self.usage.get("output_tokens")),
+            input_tokens=plus(known(self.usage.get("input_tokens")), read, written),
+            output_tokens=known(self.usage.get("output_tokens")),
             cached_input_tokens=read,
             cache_write_input_tokens=written,
         )

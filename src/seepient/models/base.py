@@ -6,9 +6,10 @@ from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
 from seepient.protocol import ModelRequest, ModelStreamEvent
+from seepient.protocol.errors import ProviderError
 
 
-class ModelError(Exception):
+class ModelError(ProviderError):
     """A model call that failed. ``retryable`` tells the resilience layer whether trying again can help;
     ``status`` is the HTTP status when there was one; ``retry_after_s`` is the wait the provider asked for
     (``Retry-After``), when it named one."""

@@ -17,20 +17,13 @@ from seepient.models._wire import (
     assistant_completion,
     count,
     finished_call,
+    known,
     leading_system,
+    plus,
 )
 from seepient.models.base import ModelError
-from seepient.protocol import (
-    Completion,
-    Message,
-    ModelRequest,
-    ModelStreamEvent,
-    TextChunk,
-    ToolCall,
-    ToolCallChunk,
-    ToolSpec,
-    Usage,
-)
+from seepient.protocol.messages import Message, ModelRequest, ToolCall, ToolSpec, Usage
+from seepient.protocol.stream import Completion, ModelStreamEvent, TextChunk, ToolCallChunk
 
 if TYPE_CHECKING:
     import httpx2
@@ -236,8 +229,8 @@ class _CandidateAssembly:
 def _usage(raw: dict[str, Any]) -> Usage:
     # promptTokenCount includes cached content; thinking tokens are billed as output.
     return Usage(
-        input_tokens=count(raw.get("promptTokenCount")),
-        output_tokens=count(raw.get("candidatesTokenCount")) + count(raw.get("thoughtsTokenCount")),
+        input_tokens=known(raw.get("promptTokenCount")),
+        output_tokens=plus(known(raw.get("candidatesTokenCount")), count(raw.get("thoughtsTokenCount"))),
         cached_input_tokens=count(raw.get("cachedContentTokenCount")),
     )
 

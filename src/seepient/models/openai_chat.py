@@ -13,21 +13,13 @@ from seepient.models._wire import (
     answered_call_id,
     count,
     decode_arguments,
-    error_body_details,
     finished_call,
     image_data_url,
+    known,
     wire_arguments,
 )
-from seepient.protocol import (
-    Completion,
-    Message,
-    ModelRequest,
-    ModelStreamEvent,
-    TextChunk,
-    ToolCallChunk,
-    ToolSpec,
-    Usage,
-)
+from seepient.protocol.messages import Message, ModelRequest, ToolSpec, Usage
+from seepient.protocol.stream import Completion, ModelStreamEvent, TextChunk, ToolCallChunk
 
 if TYPE_CHECKING:
     import httpx2
@@ -40,7 +32,6 @@ class OpenAIChatModel(StreamingHTTPModel):
     api_root_example = "'https://api.openai.com/v1' or 'http://127.0.0.1:11434/v1'"
     endpoint = "/chat/completions"
     model_example = "'gpt-4o-mini'"
-    _error_details = staticmethod(error_body_details)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
@@ -181,8 +172,8 @@ def _usage(raw: dict[str, Any]) -> Usage:
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        input_tokens=count(raw.get("prompt_tokens")),
-        output_tokens=count(raw.get("completion_tokens")),
+        input_tokens=known(raw.get("prompt_tokens")),
+        output_tokens=known(raw.get("completion_tokens")),
         cached_input_tokens=count(cached),
     )
 
@@ -191,9 +182,11 @@ def _wire_message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": answered_call_id(message), "content": message.content}
     if message.role == "assistant" and message.tool_calls:
+        # OpenAI takes ``null`` or a string here; llama-cpp-python's request schema takes only a string and
+        # answers ``null`` with a 500, so the empty string is the shape every server accepts.
         return {
             "role": "assistant",
-            "content": message.content or None,
+            "content": message.content,
             "tool_calls": [
                 {
                     "id": call.id,

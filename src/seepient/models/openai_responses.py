@@ -14,23 +14,15 @@ from seepient.models._wire import (
     assistant_completion,
     count,
     decode_arguments,
-    error_body_details,
     finished_call,
     image_data_url,
     index_of,
+    known,
     leading_system,
     wire_arguments,
 )
-from seepient.protocol import (
-    Completion,
-    Message,
-    ModelRequest,
-    ModelStreamEvent,
-    TextChunk,
-    ToolCallChunk,
-    ToolSpec,
-    Usage,
-)
+from seepient.protocol.messages import Message, ModelRequest, ToolSpec, Usage
+from seepient.protocol.stream import Completion, ModelStreamEvent, ReasoningChunk, TextChunk, ToolCallChunk
 
 if TYPE_CHECKING:
     import httpx2
@@ -55,7 +47,6 @@ class OpenAIResponsesModel(StreamingHTTPModel):
     wire_format = FORMAT
     api_root_example = "'https://api.openai.com/v1'"
     endpoint = "/responses"
-    _error_details = staticmethod(error_body_details)
 
     def __init__(
         self, model: str, *, reasoning: bool | None = None, **connection: Unpack[Connection]
@@ -135,6 +126,9 @@ class _ResponseAssembly:
                 self.text_parts.insert(-1, _MESSAGE_JOINER)
                 return [TextChunk(text=_MESSAGE_JOINER), TextChunk(text=delta)]
             return [TextChunk(text=delta)]
+        if kind == "response.reasoning_summary_text.delta":
+            delta = payload.get("delta")
+            return [ReasoningChunk(text=delta)] if isinstance(delta, str) and delta else []
         if kind == "response.function_call_arguments.delta":
             pending = self.calls.get(index_of(payload.get("output_index")))
             delta = payload.get("delta")
@@ -175,7 +169,7 @@ class _ResponseAssembly:
             self.status = "completed" if kind == "response.completed" else "incomplete"
             self.finished = True
             return []
-        # content_part.*, output_text.done, reasoning summaries, annotations: nothing the caller streams.
+        # content_part.*, output_text.done, reasoning summary parts, annotations: nothing the caller streams.
         return []
 
     def _item_added(self, output_index: int, item: Any) -> list[ModelStreamEvent]:
@@ -248,8 +242,8 @@ def _usage(raw: dict[str, Any]) -> Usage:
     details = raw.get("input_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        input_tokens=count(raw.get("input_tokens")),
-        output_tokens=count(raw.get("output_tokens")),
+        input_tokens=known(raw.get("input_tokens")),
+        output_tokens=known(raw.get("output_tokens")),
         cached_input_tokens=count(cached),
     )
 

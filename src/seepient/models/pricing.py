@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from seepient.config.settings import PriceSettings
+from seepient.config.sections import PriceSettings
 from seepient.protocol import Usage
 
 
-def estimate_cost(usage: Usage, price: PriceSettings) -> float:
-    """US dollars for ``usage``: fresh input, cache reads, cache writes and output, each at its own price."""
+def estimate_cost(usage: Usage, price: PriceSettings) -> float | None:
+    """US dollars for ``usage``: fresh input, cache reads, cache writes and output, each at its own price;
+    ``None`` when the provider did not report the tokens."""
+    if usage.input_tokens is None or usage.output_tokens is None:
+        return None
     cached = usage.cached_input_tokens
     written = usage.cache_write_input_tokens
     fresh = max(usage.input_tokens - cached - written, 0)

@@ -9,12 +9,13 @@ import time
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from seepient.config.settings import CircuitBreakerSettings, RetrySettings
+from seepient.config.sections import CircuitBreakerSettings, RetrySettings
 from seepient.models.base import ModelError
 
 BreakerState = Literal["closed", "open", "half_open"]
-# Client errors that no retry can fix: the request, the key or the model name is wrong.
-NEVER_RETRIED_STATUSES = frozenset({400, 401, 403, 404, 422})
+# Client errors a retry can get past (a request timeout, a rate limit); any other 4xx says the request, the
+# key or the model name is wrong, and no retry can fix that.
+RETRIED_CLIENT_STATUSES = frozenset({408, 429})
 
 
 class Clock(Protocol):
@@ -62,7 +63,7 @@ class RetryPolicy:
 
     def decide(self, error: ModelError, attempt: int, rng: random.Random) -> RetryDecision:
         """Whether to try the same target again after ``error`` ended attempt ``attempt``, and after what wait."""
-        if not error.retryable or error.status in NEVER_RETRIED_STATUSES:
+        if not error.retryable or _is_permanent_status(error.status):
             return RetryDecision(False, 0.0, "not retryable")
         if attempt >= self.max_attempts:
             return RetryDecision(
@@ -78,6 +79,10 @@ class RetryPolicy:
                 )
             return RetryDecision(True, error.retry_after_s, "Retry-After")
         return RetryDecision(True, self.backoff(attempt, rng), "backoff")
+
+
+def _is_permanent_status(status: int | None) -> bool:
+    return status is not None and 400 <= status < 500 and status not in RETRIED_CLIENT_STATUSES
 
 
 @dataclass(frozen=True)

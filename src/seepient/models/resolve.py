@@ -6,26 +6,43 @@ built-in ones field by field.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from seepient.config.settings import ModelSettings, ProviderSettings
-from seepient.models.anthropic import AnthropicModel
+from seepient.config.sections import ModelSettings, ProviderSettings
 from seepient.models.base import Model, ModelError
-from seepient.models.gemini import GeminiModel
-from seepient.models.openai_chat import OpenAIChatModel
-from seepient.models.openai_responses import OpenAIResponsesModel
-from seepient.models.scripted import ReplayModel
 
-_ADAPTERS: dict[str, type[OpenAIChatModel | OpenAIResponsesModel | AnthropicModel | GeminiModel]] = {
-    "openai-chat": OpenAIChatModel,
-    "openai-responses": OpenAIResponsesModel,
-    "anthropic": AnthropicModel,
-    "gemini": GeminiModel,
+if TYPE_CHECKING:
+    from seepient.models.anthropic import AnthropicModel
+    from seepient.models.gemini import GeminiModel
+    from seepient.models.openai_chat import OpenAIChatModel
+    from seepient.models.openai_responses import OpenAIResponsesModel
+
+# Each wire format's adapter, by provider type; a process loads only the one it talks to.
+_ADAPTERS = {
+    "openai-chat": ("seepient.models.openai_chat", "OpenAIChatModel"),
+    "openai-responses": ("seepient.models.openai_responses", "OpenAIResponsesModel"),
+    "anthropic": ("seepient.models.anthropic", "AnthropicModel"),
+    "gemini": ("seepient.models.gemini", "GeminiModel"),
 }
 IMPLEMENTED_PROVIDER_TYPES = tuple(_ADAPTERS)
+
+
+def _adapter(
+    provider_type: str,
+) -> type[OpenAIChatModel | OpenAIResponsesModel | AnthropicModel | GeminiModel]:
+    module, name = _ADAPTERS[provider_type]
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+def _replay(path: str) -> Model:
+    from seepient.models.scripted import ReplayModel
+
+    return ReplayModel(Path(path).expanduser())
 
 
 @dataclass(frozen=True)
@@ -80,7 +97,7 @@ _COMPATIBLE_ENDPOINTS = {
 _SPEC_EXAMPLES = "openai:gpt-4o-mini, ollama:llama3.2 or replay:script.yaml"
 
 SCRIPT_SCHEMES: Mapping[str, Callable[[str], Model]] = {
-    "replay": lambda path: ReplayModel(Path(path).expanduser()),
+    "replay": _replay,
 }
 """Spec prefixes that name a script played on this machine rather than a provider, each with the factory
 that makes its model from the rest of the spec. A script is the whole conversation: nothing stands in for it
@@ -145,8 +162,7 @@ def resolve_model(
             f"model {spec!r} needs an API key: set the environment variable {_either(provider.key_envs)} "
             f"(provider {provider.name!r}, {provider.source})"
         )
-    adapter = _ADAPTERS[provider.type]
-    return adapter(
+    return _adapter(provider.type)(
         model_id, base_url=endpoint, api_key=api_key, name=spec, api_key_env=key_env or provider.api_key_env
     )
 

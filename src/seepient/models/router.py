@@ -15,7 +15,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Literal
 
-from seepient.config.settings import ROUTE_PURPOSES, ROUTE_TIERS, ModelSettings, RouteSettings
+from seepient.config.sections import ROUTE_PURPOSES, ROUTE_TIERS, ModelSettings, RouteSettings
 from seepient.models.base import Model, ModelError, ResumableModel
 from seepient.models.pricing import priced
 from seepient.models.resilience import (
@@ -26,7 +26,15 @@ from seepient.models.resilience import (
     SystemClock,
 )
 from seepient.models.resolve import SCRIPT_SCHEMES, is_script_spec, known_providers, resolve_model
-from seepient.protocol import Completion, ModelRequest, ModelStreamEvent, TextChunk, ToolCallChunk
+from seepient.protocol import (
+    Completion,
+    ModelRequest,
+    ModelStreamEvent,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+)
+from seepient.telemetry import NO_SPAN, Span, content, metrics, start_span
 
 Purpose = Literal["text", "commit", "plan", "vision", "media"]
 Tier = Literal["standard", "complex", "efficient"]
@@ -320,6 +328,7 @@ class RoutedModel:
         self.name = route.primary
         self.attempts: list[Attempt] = []
         self.last_target: str | None = None
+        self._traced: Span = NO_SPAN
 
     def __repr__(self) -> str:
         return f"RoutedModel({self.route.key}: {' -> '.join(t.spec for t in self.route.targets)})"
@@ -330,10 +339,55 @@ class RoutedModel:
 
     def _note(self, attempt: Attempt) -> None:
         self.attempts.append(attempt)
+        if metrics.counting():
+            metrics.breaker("model", attempt.target, self.router.breakers.get(attempt.target).state)
+        if attempt.outcome != "ok":
+            name = "seepient.model.retry" if attempt.outcome == "retry" else "seepient.model.fallback"
+            self._traced.event(
+                name,
+                {
+                    "seepient.model.target": attempt.target,
+                    "seepient.model.attempt": attempt.attempt,
+                    "seepient.model.outcome": attempt.outcome,
+                    "seepient.model.wait_s": attempt.wait_s,
+                    "seepient.model.error": content(attempt.error),
+                },
+            )
         if self.router.on_attempt is not None:
             self.router.on_attempt(attempt)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """The routed call, traced as one GenAI ``chat`` span; retries and fallbacks are its events."""
+        provider, _, model = self.route.primary.partition(":")
+        self._traced = traced = start_span(
+            f"chat {model}",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": provider,
+                "gen_ai.request.model": model,
+                "seepient.model.route": self.route.key,
+            },
+        )
+        try:
+            async with aclosing(self._stream(request)) as events:
+                async for event in events:
+                    if isinstance(event, Completion):
+                        traced.set("gen_ai.usage.input_tokens", event.usage.input_tokens)
+                        traced.set("gen_ai.usage.output_tokens", event.usage.output_tokens)
+                        traced.set("seepient.usage.cost_usd", event.usage.cost_usd)
+                    yield event
+            if self.last_target is not None:
+                traced.set("gen_ai.response.model", self.last_target.partition(":")[2])
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            traced.fail(type(exc).__name__)
+            raise
+        finally:
+            traced.end()
+            self._traced = NO_SPAN
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         router = self.router
         self.attempts = []
         self.last_target = None
@@ -361,18 +415,19 @@ class RoutedModel:
                 last_error = exc
                 self._note(Attempt(spec, 0, "unavailable", str(exc)))
                 continue
+            target_request = _capped(request, router.settings.output_cap(spec))
             attempt = 0
             while True:
                 attempt += 1
                 streamed = False
                 try:
-                    async with aclosing(model.stream(request)) as events:
+                    async with aclosing(model.stream(target_request)) as events:
                         async for event in events:
                             if isinstance(event, Completion):
                                 event = event.model_copy(
                                     update={"usage": priced(event.usage, spec, router.settings.prices)}
                                 )
-                            elif isinstance(event, TextChunk | ToolCallChunk):
+                            elif isinstance(event, TextChunk | ReasoningChunk | ToolCallChunk):
                                 streamed = True
                             yield event
                 except ModelError as exc:
@@ -418,6 +473,15 @@ class RoutedModel:
             tuple(failures),
             last=last,
         )
+
+
+def _capped(request: ModelRequest, cap: int) -> ModelRequest:
+    """``request`` with the target's output cap: every request goes out with one, and a caller's own smaller
+    cap (a summary's) stays."""
+    wanted = request.max_output_tokens
+    if wanted is not None and wanted <= cap:
+        return request
+    return request.model_copy(update={"max_output_tokens": cap})
 
 
 def _check_key(purpose: str, tier: str) -> None:

@@ -4,7 +4,7 @@ answers each request (``FunctionModel``), and the ``replay:`` script file loader
 other two are test doubles for Python code.
 
 A turn is a mapping with optional ``text``, optional ``tool_calls`` (a list of ``{name, arguments, id?}``) and
-optional ``tokens_per_second``. Each streams like a real model: text in word-sized chunks, tool calls as
+optional ``tokens_per_second`` and ``thinking`` (reasoning streamed before the text). Each streams like a real model: text in word-sized chunks, tool calls as
 fragments, then one ``Completion``. A paced turn streams its text at that rate, one word-sized chunk per token,
 as a provider would (benchmarks use it); otherwise text streams as fast as the consumer takes it.
 """
@@ -20,19 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import BaseModel, Field, StrictStr, ValidationError
 
 from seepient.models._wire import json_type
 from seepient.models.base import ModelError
-from seepient.protocol import (
-    Completion,
-    Message,
-    ModelRequest,
-    ModelStreamEvent,
-    TextChunk,
-    ToolCall,
-    ToolCallChunk,
-)
+from seepient.protocol.frozen import deferred_config
+from seepient.protocol.messages import Message, ModelRequest, ToolCall
+from seepient.protocol.stream import Completion, ModelStreamEvent, ReasoningChunk, TextChunk, ToolCallChunk
 
 # Split after a run of whitespace, before the next word: joining the pieces gives back the text exactly.
 _WORD_BOUNDARY = re.compile(r"(?<=\s)(?=\S)")
@@ -52,7 +46,7 @@ class ReplayScriptError(ScriptError):
 
 
 class _ScriptedCall(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = deferred_config(extra="forbid", frozen=True, strict=True)
 
     name: StrictStr = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -60,11 +54,12 @@ class _ScriptedCall(BaseModel):
 
 
 class _ScriptedTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = deferred_config(extra="forbid", frozen=True, strict=True)
 
     text: StrictStr | None = None
     tool_calls: list[_ScriptedCall] = Field(default_factory=list)
     tokens_per_second: float | None = Field(default=None, gt=0, le=1_000_000)
+    thinking: StrictStr | None = None
 
 
 _ALLOWED_KEYS = {
@@ -78,6 +73,7 @@ class _Turn:
     text: str
     calls: tuple[ToolCall, ...]
     pace: float | None
+    thinking: str = ""
 
 
 class _TurnPlayer:
@@ -98,6 +94,9 @@ class _TurnPlayer:
         text, calls, pace = turn.text, turn.calls, turn.pace
         loop = asyncio.get_running_loop()
         started = loop.time()
+        if turn.thinking:
+            yield ReasoningChunk(text=turn.thinking)
+            await asyncio.sleep(0)
         # Yielding to the loop between chunks lets consumers, cancellation and timeouts interleave with
         # the stream as they would with a network model. A paced turn keeps to its schedule from the start,
         # so time the consumer spends on a chunk does not slow the stream down.
@@ -233,7 +232,9 @@ class _TurnChecker:
             raise self.error(f"{where}: {_describe(exc)}") from exc
         if not turn.text and not turn.tool_calls:
             raise self.error(f"{where} is empty: give it text, tool_calls or both")
-        return _Turn(turn.text or "", self._calls(turn, number, where), turn.tokens_per_second)
+        return _Turn(
+            turn.text or "", self._calls(turn, number, where), turn.tokens_per_second, turn.thinking or ""
+        )
 
     def _calls(self, turn: _ScriptedTurn, number: int, where: str) -> tuple[ToolCall, ...]:
         calls = []

@@ -9,12 +9,10 @@ import signal
 import sys
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy one direction of a connection until its end, then pass the end on (the egress proxy's relay too)."""
     try:
-        while True:
-            chunk = await reader.read(65536)
-            if not chunk:
-                break
+        while chunk := await reader.read(65536):
             writer.write(chunk)
             await writer.drain()
         if writer.can_write_eof():
@@ -30,7 +28,7 @@ async def _main(socket_path: str, port: int, argv: list[str]) -> int:
         except OSError:
             client_writer.close()
             return
-        await asyncio.gather(_pipe(client_reader, upstream_writer), _pipe(upstream_reader, client_writer))
+        await asyncio.gather(pipe(client_reader, upstream_writer), pipe(upstream_reader, client_writer))
         for writer in (client_writer, upstream_writer):
             writer.close()
 

@@ -7,7 +7,7 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from seepient.config.settings import NetSettings
+from seepient.config.sections import NetSettings
 from seepient.net.special_addresses import IPV4_SPECIAL, IPV6_SPECIAL, SpecialBlock
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

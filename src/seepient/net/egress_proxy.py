@@ -17,10 +17,15 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from seepient.net._sandbox_forwarder import pipe
 from seepient.net.address_policy import AddressPolicy
-from seepient.net.fetch import Resolver, UrlVerdict, check_target
 from seepient.net.url import ParsedUrl, UrlError, parse_url
+from seepient.protocol.errors import RefusalError
+
+if TYPE_CHECKING:
+    from seepient.net.fetch import Resolver, UrlVerdict
 
 DomainCheck = Callable[[str], str | None]
 """``host -> reason`` to refuse it (e.g. a ``Fetch(domain:…)`` deny rule), or None to let it through."""
@@ -50,7 +55,7 @@ class EgressDecision:
     reason: str
 
 
-class _Refused(Exception):
+class _Refused(RefusalError):
     def __init__(self, status: int, target: str, reason: str) -> None:
         super().__init__(reason)
         self.status, self.target, self.reason = status, target, reason
@@ -177,7 +182,7 @@ class EgressProxy:
             up_writer.write(rewritten.encode("latin-1"))
         # The TCP destination is fixed to the validated address: whatever the client sends next on this
         # connection (more requests, another Host header) can only reach that one address.
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
         up_writer.close()
 
     async def _authorise(self, method: str, target: str) -> tuple[ParsedUrl, UrlVerdict]:
@@ -202,6 +207,9 @@ class EgressProxy:
             reason = self.domain_check(parsed.host)
             if reason is not None:
                 raise _Refused(403, shown, reason)
+        # The HTTP stack loads with the first connection through a proxy, not with every jailed command.
+        from seepient.net.fetch import check_target
+
         verdict = await check_target(parsed, policy=self.policy, resolver=self.resolver, url=shown)
         if not verdict.allowed:
             raise _Refused(403, shown, verdict.reason)
@@ -234,14 +242,3 @@ async def _refuse(writer: asyncio.StreamWriter, refusal: _Refused) -> None:
     writer.write(head.encode() + body)
     with contextlib.suppress(ConnectionError, OSError):
         await writer.drain()
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while chunk := await reader.read(65536):
-            writer.write(chunk)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (ConnectionError, OSError):
-        pass

@@ -19,6 +19,7 @@ import httpx2
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.pinned_backend import PinnedBackend
 from seepient.net.url import ParsedUrl, UrlError, join_url, parse_url
+from seepient.protocol.errors import ExecutionError
 
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 """``(host, port) -> addresses``: injectable so tests can map names to loopback servers or rebind DNS."""
@@ -33,7 +34,7 @@ _NEVER_FORWARDED = ("host", "proxy-authorization", "proxy-connection", "content-
 _USER_AGENT = "Seepient-fetch/1"
 
 
-class FetchError(Exception):
+class FetchError(ExecutionError):
     """A fetch that did not produce a response; the message says why."""
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import idna
 
 from seepient.net.address_policy import IPAddress
+from seepient.protocol.errors import InvalidInputError
 
 _SCHEME_PORTS = {"http": 80, "https": 443}
 _FORBIDDEN_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
@@ -17,7 +18,7 @@ _LABEL_NUMBER = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)$")
 _HOST_CHARS = re.compile(r"^[a-z0-9.-]+$")
 
 
-class UrlError(ValueError):
+class UrlError(InvalidInputError, ValueError):
     """A URL that cannot be fetched safely; the message says which part is wrong."""
 
 
@@ -100,6 +101,14 @@ def _normalise_name(raw: str) -> str:
     return ascii_host
 
 
+def _ipv6_host(text: str, raw: str, expected: str) -> tuple[str, IPAddress]:
+    try:
+        v6 = ipaddress.IPv6Address(text)
+    except ValueError:
+        raise UrlError(f"host {raw!r} is not {expected}") from None
+    return str(v6), v6
+
+
 def parse_host(raw: str) -> tuple[str, IPAddress | None]:
     """Normalise one host (name or address literal, IPv6 in brackets or not)."""
     if not raw:
@@ -110,17 +119,9 @@ def parse_host(raw: str) -> tuple[str, IPAddress | None]:
         inner = raw[1:-1]
         if "%" in inner:
             raise UrlError(f"host {raw!r} carries a zone id; link-local addresses cannot be fetched")
-        try:
-            v6 = ipaddress.IPv6Address(inner)
-        except ValueError:
-            raise UrlError(f"host {raw!r} is not a valid IPv6 address") from None
-        return str(v6), v6
+        return _ipv6_host(inner, raw, "a valid IPv6 address")
     if ":" in raw:
-        try:
-            v6 = ipaddress.IPv6Address(raw)
-        except ValueError:
-            raise UrlError(f"host {raw!r} is not a valid host") from None
-        return str(v6), v6
+        return _ipv6_host(raw, raw, "a valid host")
     if "%" in raw:
         raise UrlError(f"host {raw!r} is percent-encoded; write the host plainly")
     name = raw[:-1] if raw.endswith(".") else raw

@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from seepient.net.fetch import FetchBlocked, FetchError, FetchResult, SafeFetcher, TooManyRedirects
+from seepient.protocol.actions import WebSearchRequest
+from seepient.protocol.errors import RefusalError
 from seepient.protocol.retrieval import WebSearchFailed, WebSearchHit, WebSearchOutcome
+
+if TYPE_CHECKING:
+    from seepient.net.fetch import FetchResult, SafeFetcher
 
 Backend = Literal["searxng", "brave", "tavily"]
 DEFAULT_URLS: dict[str, str] = {
@@ -23,7 +27,7 @@ MAX_SNIPPET_CHARS = 500
 MAX_RESULT_BYTES = 2 * 1024 * 1024
 
 
-class SearchRefused(Exception):
+class SearchRefused(RefusalError):
     """The address policy refused the backend (a private or loopback address not allowed in ``net``)."""
 
 
@@ -114,18 +118,16 @@ def _status_error(backend: str, result: FetchResult, key_env: str | None) -> Web
 
 
 async def search(
-    fetcher: SafeFetcher,
-    *,
-    backend: Backend,
-    url: str,
-    query: str,
-    limit: int,
-    key: str | None = None,
-    key_env: str | None = None,
+    fetcher: SafeFetcher, request: WebSearchRequest, *, key: str | None = None
 ) -> WebSearchOutcome:
-    """Run one search. Raises ``SearchRefused`` when the address policy blocks the backend and
-    ``WebSearchFailed`` for anything else that went wrong (never with the key in its message)."""
-    method, target, headers, body = _request(backend, url, query, limit, key)
+    """Run one search, with ``key`` the value of ``request.api_key_env``. Raises ``SearchRefused`` when the
+    address policy blocks the backend and ``WebSearchFailed`` for anything else that went wrong (never with
+    the key in its message)."""
+    # The fetching half loads the HTTP stack: the web_search tool's preparation (``endpoint``) never needs it.
+    from seepient.net.fetch import FetchBlocked, FetchError, TooManyRedirects
+
+    backend = request.backend
+    method, target, headers, body = _request(backend, request.url, request.query, request.limit, key)
     try:
         result = await fetcher.fetch(target, method, headers, body)
     except FetchBlocked as exc:
@@ -144,7 +146,7 @@ async def search(
             "at the final address"
         )
     if result.status >= 400:
-        raise _status_error(backend, result, key_env)
+        raise _status_error(backend, result, request.api_key_env)
     try:
         data = json.loads(result.content.decode(result.charset or "utf-8", errors="replace"))
     except json.JSONDecodeError:
@@ -154,7 +156,7 @@ async def search(
             else ""
         )
         raise WebSearchFailed(f"the {backend} search backend did not answer with JSON{hint}") from None
-    return WebSearchOutcome(backend=backend, hits=parse_hits(backend, data, limit))
+    return WebSearchOutcome(backend=backend, hits=parse_hits(backend, data, request.limit))
 
 
 def _scrub(text: str, key: str | None) -> str:

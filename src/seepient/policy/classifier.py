@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, StrictStr, ValidationError, field_validator
 
 from seepient.models.base import Model
 from seepient.protocol import (
@@ -33,6 +33,8 @@ from seepient.protocol import (
     ToolSpec,
     Verdict,
 )
+from seepient.protocol.errors import ProviderError
+from seepient.protocol.frozen import deferred_config
 
 MAX_CONSECUTIVE_BLOCKS = 3
 MAX_TOTAL_BLOCKS = 10
@@ -84,7 +86,7 @@ sentence>"}. If you cannot call tools, answer with that JSON object alone and no
 
 
 class _Answer(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = deferred_config(extra="forbid", strict=True, frozen=True)
 
     decision: Literal["allow", "block"]
     reason: StrictStr = Field(min_length=1)
@@ -106,7 +108,7 @@ class ClassifierDecision:
     failed: bool = False
 
 
-class ClassifierAnswerError(ValueError):
+class ClassifierAnswerError(ProviderError, ValueError):
     """The model's answer is not exactly one decision in the required shape."""
 
 

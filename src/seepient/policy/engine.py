@@ -29,7 +29,7 @@ from seepient.policy.checks.delegation import check_agent, check_worktree
 from seepient.policy.checks.fetch import check_fetch, refused_host
 from seepient.policy.checks.lookups import check_knowledge, check_web_search
 from seepient.policy.checks.mcp import check_mcp
-from seepient.policy.checks.memory import check_memory
+from seepient.policy.checks.memory_action import check_memory
 from seepient.policy.checks.process import check_process
 from seepient.policy.checks.read import check_read
 from seepient.policy.checks.shell import check_shell

@@ -14,7 +14,7 @@ import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Required, TypedDict, Unpack
 
 from seepient.config.paths import SeepientPaths
 from seepient.config.settings import SettingsError, load_settings, normalise_mode
@@ -100,34 +100,24 @@ class Explanation:
         return out
 
 
-def explain(
-    kind: TargetKind,
-    target: str,
-    *,
-    workspace: Path,
-    mode: str | None = None,
-    paths: SeepientPaths | None = None,
-    config_file: Path | None = None,
-    managed_file: Path | None = None,
-    home: Path | None = None,
-) -> Explanation:
+class ExplainOptions(TypedDict, total=False):
+    """Where and how ``explain`` judges: the workspace, a mode and the settings files to read."""
+
+    workspace: Required[Path]
+    mode: str | None
+    paths: SeepientPaths | None
+    config_file: Path | None
+    managed_file: Path | None
+    home: Path | None
+
+
+def explain(kind: TargetKind, target: str, **options: Unpack[ExplainOptions]) -> Explanation:
     """Prepare ``target`` as a ``kind`` action in ``workspace`` and return policy's verdict.
 
     Raises ``SettingsError`` (a malformed rule, a bad mode, a workspace that is not a directory) and
     ``ExplainInputError`` (an action the tool itself would reject); nothing is ever executed.
     """
-    return asyncio.run(
-        explain_async(
-            kind,
-            target,
-            workspace=workspace,
-            mode=mode,
-            paths=paths,
-            config_file=config_file,
-            managed_file=managed_file,
-            home=home,
-        )
-    )
+    return asyncio.run(explain_async(kind, target, **options))
 
 
 async def explain_async(
@@ -237,7 +227,7 @@ def _deciding_rule(engine: PolicyEngine, rule: str | None) -> Any:
 _BUILT_IN = {
     "path_guard": "Seepient's path guard (workspace containment, sensitive paths, its own state)",
     "shell:privileged": (
-        "the built-in privileged-command check (policy/privileged.py); only an allow rule in the user, managed "
+        "the built-in privileged-command check (shell/privileged.py); only an allow rule in the user, managed "
         "or --config settings that names the command can open it"
     ),
     "fetch:address_policy": (
@@ -245,7 +235,7 @@ _BUILT_IN = {
         "net.allowHosts, net.allowRanges and net.allowPorts in the user, managed or --config settings"
     ),
     "fetch:invalid_url": "the fetch's strict URL parser (net/url.py)",
-    "shell": "the built-in shell analysis (policy/shell.py, policy/commands.py)",
+    "shell": "the built-in shell analysis (the seepient.shell package)",
 }
 
 

@@ -9,12 +9,12 @@ re-checks where a path could change between the check and the use.
 
 from __future__ import annotations
 
+import functools
 import glob as _glob
 import itertools
 import os
 import posixpath
 import pwd
-import re
 import stat
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -23,7 +23,12 @@ from contextvars import ContextVar
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from seepient.config.sensitive_paths import foreign_config_for
+from seepient.config.sensitive_paths import (
+    GIT_DIR_CONTROL,
+    GIT_DIR_MARKERS,
+    foreign_config_for,
+    git_control_in,
+)
 from seepient.policy.sensitive import (
     SensitiveLocation,
     build_locations,
@@ -31,6 +36,8 @@ from seepient.policy.sensitive import (
     path_keys,
 )
 from seepient.protocol import PathDenied, ResolvedPath
+from seepient.protocol.errors import InvalidInputError
+from seepient.shell import is_shell_sink
 
 RULE_INVALID = "path_guard:invalid"
 RULE_OUTSIDE = "path_guard:outside_workspace"
@@ -43,23 +50,28 @@ MAX_NAME_BYTES = 255  # NAME_MAX on every common file system
 MAX_SYMLINKS = 40  # the kernel's own limit before ELOOP
 MAX_GLOB_MATCHES = 2000
 
-# Shell redirections to these go nowhere on disk; they are checked on the path as written because
-# most of them are symlinks into /proc/self, which the guard refuses for everything else.
-_SHELL_SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-_FD_PATH = re.compile(r"/dev/fd/[0-9]+")
-
-
-def is_shell_sink(path: str) -> bool:
-    """``/dev/null``-like names and ``/dev/fd/N`` (exactly: ``/dev/fd/3/x`` is not a descriptor)."""
-    return path in _SHELL_SINKS or _FD_PATH.fullmatch(path) is not None
-
-
 _PROTECTED_NAME = component_key(".seepient")
 _WORKTREES_NAME = component_key("worktrees")
 _GIT_NAME = component_key(".git")
+_HOOKS_NAME = "hooks"
+# The last component of every file git_control can refuse: other paths skip the file-system probes.
+_GIT_CONTROL_LAST = frozenset({*(tail[-1] for tail in GIT_DIR_CONTROL), *GIT_DIR_MARKERS, _GIT_NAME})
+_GIT_CONTROL_FILES = ("config", "config.worktree", "hooks")
 
 
-class UnresolvablePath(ValueError):
+def _exists(path: str) -> bool:
+    return os.path.lexists(path)
+
+
+def _is_git_directory(folder: str) -> bool:
+    """Whether git's discovery takes ``folder`` for a git directory (``HEAD`` or ``commondir``, or both
+    ``objects`` and ``refs``): a bare repository is one wherever it lies."""
+    if any(_exists(f"{folder}/{name}") for name in ("HEAD", "commondir")):
+        return True
+    return os.path.isdir(f"{folder}/objects") and os.path.isdir(f"{folder}/refs")
+
+
+class UnresolvablePath(InvalidInputError, ValueError):
     """A path whose symlinks cannot be followed (a loop, or a directory the process may not inspect)."""
 
 
@@ -159,6 +171,8 @@ def _real_path(path: str) -> str:
     return resolved
 
 
+# The checks below are pure functions of the text, asked for the same words evaluation after evaluation.
+@functools.lru_cache(maxsize=4096)
 def _lexical(path: str) -> str:
     normal = posixpath.normpath(path)
     # POSIX lets '//x' mean something implementation-defined and normpath keeps it; Linux treats it as '/x'.
@@ -168,6 +182,12 @@ def _lexical(path: str) -> str:
 def _validate(path: object) -> str:
     if not isinstance(path, str):
         raise PathDenied(str(path), f"a path must be text, not {type(path).__name__}", RULE_INVALID)
+    return _validated_text(path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _validated_text(path: str) -> str:
+    """``path`` when it may name a file; raises ``PathDenied`` (never remembered) when not."""
     if path == "" or path.strip() == "":
         raise PathDenied(
             path, "empty path: name a file relative to the workspace or give an absolute path", RULE_INVALID
@@ -195,6 +215,8 @@ def _check_length(requested: str, path: str) -> None:
         raise PathDenied(
             requested, f"the path is {size} bytes long; the limit is {MAX_PATH_BYTES}", RULE_INVALID
         )
+    if size <= MAX_NAME_BYTES:
+        return  # no part can be longer than the whole
     for part in path.split("/"):
         size = len(part.encode("utf-8", "surrogatepass"))
         if size > MAX_NAME_BYTES:
@@ -439,6 +461,46 @@ class PathGuard:
         found = foreign_config_for(absolute[len(self._root.rstrip("/")) + 1 :], key=component_key)
         return None if found is None else f"{found.program} runs it {found.when}"
 
+    def git_control(self, absolute: str) -> str | None:
+        """Why a path in the workspace is a control file of a git directory below the top level (a nested
+        checkout's ``.git``, a submodule's or a worktree's git directory, a bare repository git finds on
+        ``cd``) or a ``.git`` pointer at any depth, or None. git runs what these name on the host the next time
+        anyone uses git there, whichever folder of the workspace that is."""
+        if not self.is_inside(absolute) or absolute == self._root:
+            return None
+        base = self._root.rstrip("/")
+        parts = absolute[len(base) + 1 :].split("/")
+        keys = tuple(component_key(part) for part in parts)
+        if keys[-1] not in _GIT_CONTROL_LAST and _HOOKS_NAME not in keys:
+            return None
+        for depth in range(len(keys)):
+            folder = "/".join([base, *parts[:depth]])
+            inside = _GIT_NAME in keys[:depth] or _is_git_directory(folder)
+            reason = git_control_in(keys[depth:], inside)
+            if reason is not None:
+                return reason
+        # In the other order, config first: the marker would make that folder a repository whose config git
+        # then honours.
+        folder = "/".join([base, *parts[:-1]])
+        if (
+            keys[-1] in GIT_DIR_MARKERS
+            and _GIT_NAME not in keys
+            and not _is_git_directory(folder)
+            and any(_exists(f"{folder}/{name}") for name in _GIT_CONTROL_FILES)
+        ):
+            return "it makes a folder holding git config or hooks a repository git runs them from"
+        return None
+
+    def _refuse_git_control(self, requested: str, lexical: str, resolved: str) -> None:
+        for spelling in dict.fromkeys((lexical, resolved)):
+            reason = self.git_control(spelling)
+            if reason is not None:
+                raise PathDenied(
+                    requested,
+                    f"writing {spelling} is refused: git reads it as a control file ({reason})",
+                    RULE_SENSITIVE,
+                )
+
     def _refuse_foreign(self, requested: str, lexical: str, resolved: str) -> None:
         # Both spellings: a link named .envrc that points at an ordinary file is still read by direnv.
         for spelling in dict.fromkeys((lexical, resolved)):
@@ -463,6 +525,7 @@ class PathGuard:
                 f"writes must stay inside the workspace {self._root}; {lexical} is outside it{shown}",
                 RULE_OUTSIDE,
             )
+        self._refuse_git_control(requested, lexical, resolved)
         self._refuse_foreign(requested, lexical, resolved)
 
     def _refuse_pattern(

@@ -19,7 +19,14 @@ A rule is ``Tool`` or ``Tool(specifier)``:
 - ``Mcp(server:tool)`` one MCP tool, ``Mcp(server)`` or ``Mcp(server:*)`` every tool of a server; MCP
   tools are named ``mcp__SERVER__TOOL``.
 - A bare name (``Read``, ``Shell``, ``Mcp``, or a tool's own name such as ``web_fetch`` or
-  ``mcp__github__create_issue``) matches every action of that family or tool.
+  ``mcp__github__create_issue``, or ``mcp__github`` for every tool of a server) matches every action of that
+  family or tool.
+- Claude Code's names are aliases, so a team can bring its rules along (``claude_code_aliases``): ``Bash(...)``
+  is ``Shell(...)`` (``Bash(npm run *)`` and ``Bash(npm run:*)`` are ``Shell(npm run:*)``), ``WebFetch`` is
+  ``Fetch``, ``WebSearch`` is the ``web_search`` tool, ``mcp__server__*`` is ``Mcp(server)``; ``Read``,
+  ``Edit``, ``Write`` and ``mcp__server__tool`` are spelt alike. An alias parses into the very rule it stands
+  for, so it can never allow more; Claude Code patterns Seepient cannot express exactly (``Bash(ls*)``,
+  ``Bash(git * main)``) are refused with what to write instead, never widened.
 
 Precedence between sources (managed > command-line > project > user > session grants): rules never
 loosen one another across sources. Deny beats ask beats allow whatever file each came from; sources
@@ -36,14 +43,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Literal
-
-import pathspec
+from typing import TYPE_CHECKING, Literal
 
 from seepient.config.settings import SOURCE_PRECEDENCE, PermissionSources, SettingsError
-from seepient.policy.commands import Word
 from seepient.policy.sensitive import component_key
-from seepient.policy.shell import split_words
+from seepient.shell import Word, split_words
+
+if TYPE_CHECKING:
+    import pathspec
 
 FAMILIES = ("Shell", "Read", "Edit", "Write", "Fetch", "Mcp")
 _PATH_FAMILIES = ("Read", "Edit", "Write")
@@ -53,6 +60,7 @@ _MCP_TOOL = re.compile(r"[A-Za-z0-9_.-]+")
 _HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 _MAX_REPORTED_ERRORS = 10
 _MAX_LEADING_OPTIONS = 12  # how far into the options before a subcommand a deny rule looks
+_PATH_ANSWERS_KEPT = 4096
 
 
 class PolicyRuleError(SettingsError, ValueError):
@@ -85,6 +93,10 @@ class Rule:
     origin: str = "settings"
     _spec: pathspec.PathSpec | None = field(default=None, repr=False, compare=False)
     _folded_spec: pathspec.PathSpec | None = field(default=None, repr=False, compare=False)
+    # What matches_path answered (a copy made with dataclasses.replace starts without them).
+    _path_answers: dict[tuple[str, Path, Path, bool], bool] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def bare(self) -> bool:
@@ -147,6 +159,16 @@ class Rule:
 
     def matches_path(self, absolute: str, *, workspace: Path, home: Path, lenient: bool) -> bool:
         """Whether an absolute path matches this path rule; ``lenient`` (deny and ask rules) also folds case and Unicode."""
+        # Text against a pattern and nothing else, asked again for the same words on line after line.
+        key = (absolute, workspace, home, lenient)
+        known = self._path_answers.get(key)
+        if known is None:
+            if len(self._path_answers) >= _PATH_ANSWERS_KEPT:
+                self._path_answers.clear()
+            known = self._path_answers[key] = self._matches_path(absolute, workspace, home, lenient)
+        return known
+
+    def _matches_path(self, absolute: str, workspace: Path, home: Path, lenient: bool) -> bool:
         if self._spec is None:
             return True
         base = self._base(workspace, home)
@@ -352,10 +374,15 @@ def parse_rule(text: object, source: str = "rule", *, origin: str = "settings") 
         raise PolicyRuleError(f"{where}: empty rule; write a tool name such as 'Read' or 'Shell(npm test)'")
     if "(" in stripped and not stripped.endswith(")"):
         raise PolicyRuleError(f"{where}: the specifier is not closed; write Tool(specifier)")
+    server_wildcard = _MCP_SERVER_WILDCARD.fullmatch(stripped)
+    if server_wildcard is not None:
+        return Rule(
+            text=stripped, source=source, tool="Mcp", mcp_server=server_wildcard.group(1), origin=origin
+        )
     match = _RULE.match(stripped)
     if match is None:
         raise PolicyRuleError(f"{where}: not a rule; write Tool or Tool(specifier), e.g. 'Shell(git diff:*)'")
-    tool, spec = match.group("tool"), match.group("spec")
+    tool, spec = claude_code_aliases(match.group("tool"), match.group("spec"), where)
     if spec is None:
         return Rule(text=stripped, source=source, tool=tool, origin=origin)
     if spec.strip() == "":
@@ -372,6 +399,43 @@ def parse_rule(text: object, source: str = "rule", *, origin: str = "settings") 
         f"{where}: unknown rule kind {tool!r}; specifiers are supported for {', '.join(FAMILIES)} "
         "(a bare tool name takes none)"
     )
+
+
+def claude_code_aliases(tool: str, spec: str | None, where: str) -> tuple[str, str | None]:
+    """A rule's tool and specifier in Seepient's terms: Claude Code's ``Bash``, ``WebFetch`` and ``WebSearch``
+    become ``Shell``, ``Fetch`` and the ``web_search`` tool, their ``(*)`` the bare family, and ``Bash``'s
+    word-boundary wildcard (``npm run *``) the ``:*`` prefix form; any other name passes unchanged."""
+    if tool not in _CLAUDE_CODE_NAMES:
+        return tool, spec
+    family = _CLAUDE_CODE_NAMES[tool]
+    if spec is None or spec.strip() == "*":
+        return family, None
+    if tool == "WebSearch":
+        raise PolicyRuleError(
+            f"{where}: WebSearch takes no specifier (a search is judged by its backend's host); write WebSearch"
+        )
+    if tool == "Bash":
+        return family, _claude_shell_spec(spec, where)
+    return family, spec
+
+
+_CLAUDE_CODE_NAMES = {"Bash": "Shell", "WebFetch": "Fetch", "WebSearch": "web_search"}
+_MCP_SERVER_WILDCARD = re.compile(r"mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)__\*")
+
+
+def _claude_shell_spec(spec: str, where: str) -> str:
+    """``npm run *`` (a word boundary, then anything, or nothing) is ``npm run:*``; a ``*`` anywhere else
+    (``ls*``, ``git * main``, ``* --version``) has no exact Seepient meaning, so it is refused, not widened."""
+    body = spec.strip()
+    if body.endswith(" *"):
+        body = body[:-2].rstrip() + ":*"
+    if "*" in body.removesuffix(":*"):
+        raise PolicyRuleError(
+            f"{where}: this '*' has no exact Seepient meaning; a Bash rule may end with ' *' or ':*' after "
+            "whole words (Bash(npm run *)), and needs one rule per command otherwise "
+            "(Bash(git checkout main), Bash(git merge main))"
+        )
+    return body
 
 
 def _shell_rule(text: str, source: str, spec: str, where: str, origin: str) -> Rule:
@@ -413,6 +477,9 @@ def _path_rule(text: str, source: str, tool: str, spec: str, where: str, origin:
         raise PolicyRuleError(f"{where}: '..' is not allowed in a rule; write an absolute '//' path instead")
     if pattern in ("", "/"):
         pattern = "**"
+    # pathspec (with its regex backends) loads with the first path rule: settings without one never need it.
+    import pathspec
+
     try:
         compiled = pathspec.GitIgnoreSpec.from_lines([pattern])
         folded_pattern = "/".join(component_key(part) if part else part for part in pattern.split("/"))

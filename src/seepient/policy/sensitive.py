@@ -26,6 +26,7 @@ from seepient.config.sensitive_paths import (
     HOME_CREDENTIALS,
     HOST_SOCKETS,
     PROCESS_AND_DEVICE_SECRETS,
+    RUNTIME_SECRETS,
     SensitivePath,
 )
 
@@ -98,12 +99,20 @@ def _from_table(entry: SensitivePath, base: str = "") -> SensitiveLocation:
     return _location(path, entry.reason, subtree=entry.subtree, writes_only=entry.access == "write")
 
 
+@functools.cache
+def _host_secrets() -> tuple[SensitiveLocation, ...]:
+    """The locations that are the same for every workspace: built once, not once per session (a server holds
+    hundreds of sessions, and the garbage collector walks every object they keep)."""
+    entries = (*ETC_SECRETS, *PROCESS_AND_DEVICE_SECRETS, *HOST_SOCKETS, *RUNTIME_SECRETS)
+    return tuple(_from_table(entry) for entry in entries)
+
+
 def build_locations(
     *, home: Path, seepient_home: Path, workspace: Path, extra_protected: Sequence[Path] = ()
 ) -> tuple[LocationIndex, LocationIndex]:
     """The sensitive index and the self-protected index for one workspace, home and Seepient home;
     ``extra_protected`` are more of Seepient's own files kept elsewhere (an audit key, a witness)."""
-    sensitive = [_from_table(entry) for entry in (*ETC_SECRETS, *PROCESS_AND_DEVICE_SECRETS, *HOST_SOCKETS)]
+    sensitive = list(_host_secrets())
     for spelling in _spellings(Path(f"/proc/{os.getpid()}")):
         sensitive.append(_location(spelling, "the Seepient process's own environment and memory"))
     for spelling in _spellings(workspace):
@@ -132,29 +141,67 @@ def _component_pattern(part: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(shapes: tuple[tuple[tuple[str, ...], bool], ...]) -> re.Pattern[str] | None:
+def _compile(shapes: tuple[tuple[int, tuple[str, ...], bool], ...]) -> re.Pattern[str] | None:
+    """One alternation of the located shapes, each branch named by its location's index in its table."""
     if not shapes:
         return None
     branches = []
-    for index, (parts, subtree) in enumerate(shapes):
+    for index, parts, subtree in shapes:
         body = "/".join(_component_pattern(part) for part in parts)
         tail = "(?:/.*)?" if subtree else ""
         branches.append(f"(?P<l{index}>/{body}{tail})")
     return re.compile("(?:" + "|".join(branches) + ")", re.DOTALL)
 
 
+_WILD = None
+"""The bucket of the locations whose first component holds a wildcard: any key may fall in it."""
+
+
+def _first_of(parts: Sequence[str]) -> str | None:
+    first = parts[0] if parts else ""
+    return _WILD if "*" in first or "?" in first else first
+
+
 class _Table:
+    """A table's locations, matched as one regular expression per first path component (``/etc``, ``/tmp``)
+    and one for those whose first component is a wildcard. The first location that matches wins, as in one
+    alternation of them all; split so, a check compiles only the expressions of the components it meets
+    (most checks meet the workspace's alone), where one expression of every location cost a couple of
+    milliseconds per table at a session's first check."""
+
     def __init__(self, locations: list[SensitiveLocation]) -> None:
         self.locations = locations
-        self.pattern = _compile(tuple((loc.parts, loc.subtree) for loc in locations))
+        buckets: dict[str | None, list[tuple[int, tuple[str, ...], bool]]] = {}
+        for index, location in enumerate(locations):
+            buckets.setdefault(_first_of(location.parts), []).append(
+                (index, location.parts, location.subtree)
+            )
+        self._shapes = {first: tuple(shapes) for first, shapes in buckets.items()}
+        self._patterns: dict[str | None, re.Pattern[str] | None] = {}
+
+    def _pattern(self, first: str | None) -> re.Pattern[str] | None:
+        try:
+            return self._patterns[first]
+        except KeyError:
+            pattern = self._patterns[first] = _compile(self._shapes.get(first, ()))
+            return pattern
 
     def match(self, key: str) -> SensitiveLocation | None:
-        if self.pattern is None:
-            return None
-        found = self.pattern.fullmatch(key)
-        if found is None or found.lastgroup is None:
-            return None
-        return self.locations[int(found.lastgroup[1:])]
+        """The first location ``key`` (``/`` and its components' keys) lies at or, for a subtree, below."""
+        first = key[1:].partition("/")[0]
+        best: int | None = None
+        for bucket in (first, _WILD):
+            pattern = self._pattern(bucket)
+            found = pattern.fullmatch(key) if pattern is not None else None
+            if found is not None and found.lastgroup is not None:
+                index = int(found.lastgroup[1:])
+                best = index if best is None else min(best, index)
+        return self.locations[best] if best is not None else None
+
+
+_BELOW_MEMO_SIZE = 4096
+"""How many answers of ``first_below`` and of ``first_match`` (per spelling) an index keeps: they depend on the
+text of the paths alone."""
 
 
 class LocationIndex:
@@ -166,16 +213,12 @@ class LocationIndex:
 
     def __init__(self, locations: Iterable[SensitiveLocation], *, home_bases: Iterable[str] = ()) -> None:
         own = list(locations)
+        self._below: dict[tuple[tuple[tuple[str, ...], ...], bool], SensitiveLocation | None] = {}
+        self._matched: dict[tuple[str, bool], SensitiveLocation | None] = {}
         self._bases = tuple((base, path_keys(base)) for base in home_bases)
         self._read = _Table([loc for loc in own if not loc.writes_only])
         self._write = _Table(own)
         self._home = _Table(list(HOME_RELATIVE)) if self._bases else None
-        alternatives = "|".join(
-            "/" + "/".join(_component_pattern(k) for k in keys) for _, keys in self._bases
-        )
-        self._bases_pattern = (
-            re.compile(f"(?P<base>{alternatives})(?P<rest>/.+)", re.DOTALL) if self._bases else None
-        )
         self.locations: tuple[SensitiveLocation, ...] = (
             *own,
             *(
@@ -185,31 +228,66 @@ class LocationIndex:
             ),
         )
 
+    @functools.cached_property
+    def _bases_pattern(self) -> re.Pattern[str] | None:
+        if not self._bases:
+            return None
+        alternatives = "|".join(
+            "/" + "/".join(_component_pattern(k) for k in keys) for _, keys in self._bases
+        )
+        return re.compile(f"(?P<base>{alternatives})(?P<rest>/.+)", re.DOTALL)
+
     def first_match(self, spellings: Iterable[str], *, write: bool) -> SensitiveLocation | None:
-        table = self._write if write else self._read
         for spelling in spellings:
-            keys = path_keys(spelling)
-            found = table.match("/" + "/".join(keys))
+            found = self._match(spelling, write)
             if found is not None:
                 return found
-            if self._home is None or self._bases_pattern is None:
-                continue
-            based = self._bases_pattern.fullmatch("/" + "/".join(keys))
-            if based is None:
-                continue
-            relative = self._home.match(based.group("rest"))
-            if relative is not None:
-                base = based.group("base")
-                return SensitiveLocation(
-                    path_keys(base) + relative.parts, relative.reason, shown=f"{base}/{relative.shown}"
-                )
         return None
 
+    def _match(self, spelling: str, write: bool) -> SensitiveLocation | None:
+        """The location one spelling lies in: text against the compiled tables, remembered per index."""
+        memo_key = (spelling, write)
+        if memo_key in self._matched:
+            return self._matched[memo_key]
+        found = self._match_now(spelling, write)
+        if len(self._matched) >= _BELOW_MEMO_SIZE:
+            self._matched.clear()
+        self._matched[memo_key] = found
+        return found
+
+    def _match_now(self, spelling: str, write: bool) -> SensitiveLocation | None:
+        table = self._write if write else self._read
+        key = "/" + "/".join(path_keys(spelling))
+        found = table.match(key)
+        if found is not None or self._home is None or self._bases_pattern is None:
+            return found
+        based = self._bases_pattern.fullmatch(key)
+        if based is None:
+            return None
+        relative = self._home.match(based.group("rest"))
+        if relative is None:
+            return None
+        base = based.group("base")
+        return SensitiveLocation(
+            path_keys(base) + relative.parts, relative.reason, shown=f"{base}/{relative.shown}"
+        )
+
     def first_below(self, spellings: Iterable[str], *, write: bool) -> SensitiveLocation | None:
-        keyed = [path_keys(s) for s in spellings]
-        for location in self.locations:
-            if location.writes_only and not write:
-                continue
-            if any(location.is_below(keys) for keys in keyed):
-                return location
-        return None
+        keyed = tuple(path_keys(s) for s in spellings)
+        # A walk over every location (hundreds with the home-relative ones) that depends on the keys alone,
+        # and recursive reads of the same folders ('.', 'src') come back on every line: remembered per index.
+        memo_key = (keyed, write)
+        if memo_key in self._below:
+            return self._below[memo_key]
+        found = next(
+            (
+                location
+                for location in self.locations
+                if (write or not location.writes_only) and any(location.is_below(keys) for keys in keyed)
+            ),
+            None,
+        )
+        if len(self._below) >= _BELOW_MEMO_SIZE:
+            self._below.clear()
+        self._below[memo_key] = found
+        return found

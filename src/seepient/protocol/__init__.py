@@ -3,75 +3,82 @@
 No I/O happens here and nothing else from seepient is imported.
 """
 
-from seepient.protocol.actions import (
-    ActionKind,
-    ActionPayload,
-    AgentTask,
-    Capability,
-    EditBlock,
-    FetchRequest,
-    FileChange,
-    FileChangeSet,
-    PreparedActionDraft,
-    ReadAction,
-    Redirection,
-    SessionStateChange,
-    ShellCommand,
-    SimpleCommand,
-    WorktreeCommand,
-    canonical_json,
-    new_id,
-    payload_digest,
-)
-from seepient.protocol.approval import ApprovalDecision, ApprovalRequest, ApprovalResponse, ApprovalScope
-from seepient.protocol.approved import ApprovedAction
-from seepient.protocol.dispatch import (
-    ContainerSettings,
-    DispatchLimits,
-    DispatchResult,
-    WorkerDispatch,
-    WorkspaceLease,
-)
-from seepient.protocol.events import (
-    CompactionEvent,
-    ErrorEvent,
-    PermissionRequest,
-    PermissionResolved,
-    RuntimeEvent,
-    SubagentEvent,
-    TextDelta,
-    TodoItem,
-    TodoUpdated,
-    ToolCallEvent,
-    ToolResult,
-    TurnCompleted,
-    TurnStarted,
-)
-from seepient.protocol.executor import ActionExecutor, HostReads
-from seepient.protocol.messages import (
-    MAX_IMAGE_BYTES,
-    ImagePart,
-    Message,
-    ModelRequest,
-    ProviderContent,
-    ToolCall,
-    ToolSpec,
-    Usage,
-    sniff_image_type,
-)
-from seepient.protocol.outcomes import (
-    CommitOutcome,
-    FetchOutcome,
-    FetchRefused,
-    GrepOutcome,
-    Outcome,
-    SandboxUnavailable,
-    ShellOutcome,
-    UnsupportedAction,
-)
-from seepient.protocol.paths import PathAccess, PathDenied, ResolvedPath
-from seepient.protocol.stream import Completion, ModelStreamEvent, TextChunk, ToolCallChunk
-from seepient.protocol.verdict import Decision, Verdict
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from seepient._lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from seepient.protocol.actions import (
+        ActionKind,
+        ActionPayload,
+        AgentTask,
+        Capability,
+        EditBlock,
+        FetchRequest,
+        FileChange,
+        FileChangeSet,
+        PreparedActionDraft,
+        ReadAction,
+        Redirection,
+        SessionStateChange,
+        ShellCommand,
+        SimpleCommand,
+        WorktreeCommand,
+        action_kind,
+        canonical_json,
+        new_id,
+        payload_digest,
+    )
+    from seepient.protocol.approval import ApprovalDecision, ApprovalRequest, ApprovalResponse, ApprovalScope
+    from seepient.protocol.approved import ApprovedAction
+    from seepient.protocol.dispatch import (
+        ContainerSettings,
+        DispatchLimits,
+        DispatchResult,
+        WorkerDispatch,
+        WorkspaceLease,
+    )
+    from seepient.protocol.events import (
+        CompactionEvent,
+        ErrorEvent,
+        PermissionRequest,
+        PermissionResolved,
+        ReasoningDelta,
+        RuntimeEvent,
+        SubagentEvent,
+        TextDelta,
+        TodoItem,
+        TodoUpdated,
+        ToolCallEvent,
+        ToolResult,
+        TurnCompleted,
+        TurnStarted,
+    )
+    from seepient.protocol.executor import ActionExecutor, HostReads
+    from seepient.protocol.messages import (
+        MAX_IMAGE_BYTES,
+        ImagePart,
+        Message,
+        ModelRequest,
+        ProviderContent,
+        ToolCall,
+        ToolSpec,
+        Usage,
+        sniff_image_type,
+    )
+    from seepient.protocol.outcomes import CommitOutcome, FetchOutcome, GrepOutcome, Outcome, ShellOutcome
+    from seepient.protocol.paths import PathAccess, PathDenied, ResolvedPath
+    from seepient.protocol.refusals import FetchRefused, OutcomeUnknown, SandboxUnavailable, UnsupportedAction
+    from seepient.protocol.stream import (
+        Completion,
+        ModelStreamEvent,
+        ReasoningChunk,
+        TextChunk,
+        ToolCallChunk,
+    )
+    from seepient.protocol.verdict import Decision, Verdict
 
 __all__ = [
     "AgentTask",
@@ -87,6 +94,7 @@ __all__ = [
     "WorkerDispatch",
     "WorkspaceLease",
     "ActionKind",
+    "action_kind",
     "ActionPayload",
     "ApprovalDecision",
     "ApprovalRequest",
@@ -122,6 +130,7 @@ __all__ = [
     "RuntimeEvent",
     "FetchOutcome",
     "FetchRefused",
+    "OutcomeUnknown",
     "SandboxUnavailable",
     "SessionStateChange",
     "TodoItem",
@@ -130,6 +139,8 @@ __all__ = [
     "ShellOutcome",
     "SimpleCommand",
     "TextChunk",
+    "ReasoningChunk",
+    "ReasoningDelta",
     "TextDelta",
     "ToolCall",
     "ToolCallChunk",
@@ -144,3 +155,83 @@ __all__ = [
     "new_id",
     "payload_digest",
 ]
+
+# Each name loads its own module on first use: a command that needs one name does not pay for the rest.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "ActionKind": "seepient.protocol.actions",
+        "ActionPayload": "seepient.protocol.actions",
+        "AgentTask": "seepient.protocol.actions",
+        "Capability": "seepient.protocol.actions",
+        "EditBlock": "seepient.protocol.actions",
+        "FetchRequest": "seepient.protocol.actions",
+        "FileChange": "seepient.protocol.actions",
+        "FileChangeSet": "seepient.protocol.actions",
+        "PreparedActionDraft": "seepient.protocol.actions",
+        "ReadAction": "seepient.protocol.actions",
+        "Redirection": "seepient.protocol.actions",
+        "SessionStateChange": "seepient.protocol.actions",
+        "ShellCommand": "seepient.protocol.actions",
+        "SimpleCommand": "seepient.protocol.actions",
+        "WorktreeCommand": "seepient.protocol.actions",
+        "action_kind": "seepient.protocol.actions",
+        "canonical_json": "seepient.protocol.actions",
+        "new_id": "seepient.protocol.actions",
+        "payload_digest": "seepient.protocol.actions",
+        "ApprovalDecision": "seepient.protocol.approval",
+        "ApprovalRequest": "seepient.protocol.approval",
+        "ApprovalResponse": "seepient.protocol.approval",
+        "ApprovalScope": "seepient.protocol.approval",
+        "ApprovedAction": "seepient.protocol.approved",
+        "ContainerSettings": "seepient.protocol.dispatch",
+        "DispatchLimits": "seepient.protocol.dispatch",
+        "DispatchResult": "seepient.protocol.dispatch",
+        "WorkerDispatch": "seepient.protocol.dispatch",
+        "WorkspaceLease": "seepient.protocol.dispatch",
+        "CompactionEvent": "seepient.protocol.events",
+        "ErrorEvent": "seepient.protocol.events",
+        "PermissionRequest": "seepient.protocol.events",
+        "PermissionResolved": "seepient.protocol.events",
+        "ReasoningDelta": "seepient.protocol.events",
+        "RuntimeEvent": "seepient.protocol.events",
+        "SubagentEvent": "seepient.protocol.events",
+        "TextDelta": "seepient.protocol.events",
+        "TodoItem": "seepient.protocol.events",
+        "TodoUpdated": "seepient.protocol.events",
+        "ToolCallEvent": "seepient.protocol.events",
+        "ToolResult": "seepient.protocol.events",
+        "TurnCompleted": "seepient.protocol.events",
+        "TurnStarted": "seepient.protocol.events",
+        "ActionExecutor": "seepient.protocol.executor",
+        "HostReads": "seepient.protocol.executor",
+        "MAX_IMAGE_BYTES": "seepient.protocol.messages",
+        "ImagePart": "seepient.protocol.messages",
+        "Message": "seepient.protocol.messages",
+        "ModelRequest": "seepient.protocol.messages",
+        "ProviderContent": "seepient.protocol.messages",
+        "ToolCall": "seepient.protocol.messages",
+        "ToolSpec": "seepient.protocol.messages",
+        "Usage": "seepient.protocol.messages",
+        "sniff_image_type": "seepient.protocol.messages",
+        "CommitOutcome": "seepient.protocol.outcomes",
+        "FetchOutcome": "seepient.protocol.outcomes",
+        "FetchRefused": "seepient.protocol.refusals",
+        "GrepOutcome": "seepient.protocol.outcomes",
+        "Outcome": "seepient.protocol.outcomes",
+        "OutcomeUnknown": "seepient.protocol.refusals",
+        "SandboxUnavailable": "seepient.protocol.refusals",
+        "ShellOutcome": "seepient.protocol.outcomes",
+        "UnsupportedAction": "seepient.protocol.refusals",
+        "PathAccess": "seepient.protocol.paths",
+        "PathDenied": "seepient.protocol.paths",
+        "ResolvedPath": "seepient.protocol.paths",
+        "Completion": "seepient.protocol.stream",
+        "ModelStreamEvent": "seepient.protocol.stream",
+        "ReasoningChunk": "seepient.protocol.stream",
+        "TextChunk": "seepient.protocol.stream",
+        "ToolCallChunk": "seepient.protocol.stream",
+        "Decision": "seepient.protocol.verdict",
+        "Verdict": "seepient.protocol.verdict",
+    },
+)

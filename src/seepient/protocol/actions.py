@@ -8,15 +8,29 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+import weakref
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, assert_never
 
 import rfc8785
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_serializer, model_validator
+from pydantic import BaseModel, Field, computed_field, model_serializer, model_validator
+
+from seepient.protocol.frozen import FrozenModel
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def _left_out_while_false(flag: str) -> Any:
+    """A serializer for a payload that gained the boolean ``flag`` after its first release: while the flag is
+    false the payload serialises as before the flag existed, so its digest is unchanged (a change that keeps
+    its file, a foreground command)."""
+
+    @model_serializer(mode="wrap")
+    def _without_flag(self: BaseModel, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not getattr(self, flag):
+            data.pop(flag, None)
+        return data
+
+    return _without_flag
 
 
 class ActionKind(StrEnum):
@@ -41,7 +55,10 @@ class Capability(StrEnum):
     DESTRUCTIVE = "destructive"
 
 
-class ReadAction(_Frozen):
+ReadOperation = Literal["read_file", "glob", "grep", "lsp", "notebook_read"]
+
+
+class ReadAction(FrozenModel):
     """A read-only look at the host: reading a file, listing by glob, searching by regex.
 
     ``paths`` are the resolved absolute paths the read touches (the root for glob and grep), so
@@ -49,12 +66,12 @@ class ReadAction(_Frozen):
     """
 
     type: Literal["read"] = "read"
-    operation: Literal["read_file", "glob", "grep", "lsp", "notebook_read"]
+    operation: ReadOperation
     paths: tuple[str, ...]
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class EditBlock(_Frozen):
+class EditBlock(FrozenModel):
     """Replace the exact text ``search`` (which must occur exactly once unless ``replace_all``)."""
 
     search: str
@@ -62,7 +79,7 @@ class EditBlock(_Frozen):
     replace_all: bool = False
 
 
-class FileChange(_Frozen):
+class FileChange(FrozenModel):
     """A change to one file, bound to the content it was prepared against.
 
     ``path`` is workspace-relative; ``pre_image_sha256`` is the SHA-256 of the file's bytes when the
@@ -88,16 +105,10 @@ class FileChange(_Frozen):
         elif (self.edits is None) == (self.new_content is None):
             raise ValueError("a FileChange carries either edits or new_content, not both and not neither")
 
-    @model_serializer(mode="wrap")
-    def _omit_no_delete(self, handler: Any) -> Any:
-        # A change that keeps its file serialises as before the field existed, so its digest is unchanged.
-        data = handler(self)
-        if isinstance(data, dict) and not self.delete:
-            data.pop("delete", None)
-        return data
+    _omit_no_delete = _left_out_while_false("delete")
 
 
-class FileChangeSet(_Frozen):
+class FileChangeSet(FrozenModel):
     """Several file changes committed all or nothing (``apply_patch``): one ``FileChange`` per path, a
     move being the deletion of the old path plus the creation (or overwrite) of the new one."""
 
@@ -110,7 +121,7 @@ class FileChangeSet(_Frozen):
             raise ValueError("a FileChangeSet names each path at most once")
 
 
-class Redirection(_Frozen):
+class Redirection(FrozenModel):
     """A shell redirection such as ``> out.txt`` or ``2>&1``; ``target`` is the word after the operator."""
 
     operator: str
@@ -118,7 +129,7 @@ class Redirection(_Frozen):
     fd: int | None = None
 
 
-class SimpleCommand(_Frozen):
+class SimpleCommand(FrozenModel):
     """One simple command out of a command line: its argv, its binary and its redirections."""
 
     argv: tuple[str, ...]
@@ -126,7 +137,7 @@ class SimpleCommand(_Frozen):
     redirections: tuple[Redirection, ...] = ()
 
 
-class ShellCommand(_Frozen):
+class ShellCommand(FrozenModel):
     """A shell command line with what analysis found in it.
 
     ``parsed`` is false when the analyser could not account for every part of the line; policy never
@@ -144,16 +155,10 @@ class ShellCommand(_Frozen):
     """Start the command and return at once with a process id; ``timeout_ms`` is then its lifetime limit,
     0 for none (it lives until killed or the session ends)."""
 
-    @model_serializer(mode="wrap")
-    def _omit_foreground(self, handler: Any) -> Any:
-        # A foreground command serialises as before the field existed, so its digest is unchanged.
-        data = handler(self)
-        if isinstance(data, dict) and not self.background:
-            data.pop("background", None)
-        return data
+    _omit_foreground = _left_out_while_false("background")
 
 
-class ProcessControl(_Frozen):
+class ProcessControl(FrozenModel):
     """Reading the output of, or killing, a background process this session started (``bg_…`` id)."""
 
     type: Literal["process_control"] = "process_control"
@@ -161,13 +166,13 @@ class ProcessControl(_Frozen):
     process_id: str
 
 
-class FetchRequest(_Frozen):
+class FetchRequest(FrozenModel):
     type: Literal["fetch"] = "fetch"
     url: str
     method: Literal["GET", "HEAD"] = "GET"
 
 
-class WorktreeCommand(_Frozen):
+class WorktreeCommand(FrozenModel):
     """A git worktree operation, run as the exact ``argv`` (no shell) inside the sandbox at ``cwd``.
 
     ``path`` is the worktree's absolute directory (``<workspace>/.seepient/worktrees/<name>``) for create and
@@ -186,7 +191,7 @@ class WorktreeCommand(_Frozen):
     timeout_ms: int = 120_000
 
 
-class AgentTask(_Frozen):
+class AgentTask(FrozenModel):
     """Start a sub-agent: a child session that works on ``task`` with ``tools`` (a subset of its parent's)
     in consent ``mode`` (never looser than the parent's), in ``workspace`` (the parent's, or a worktree)."""
 
@@ -200,7 +205,7 @@ class AgentTask(_Frozen):
     parent_session_id: str
 
 
-class MemoryAction(_Frozen):
+class MemoryAction(FrozenModel):
     """One operation of the ``memory`` tool on the agent's own notes, kept under ``$SEEPIENT_HOME/memory``.
 
     ``path`` (and ``new_path`` for ``rename``) are relative to the folder of ``scope``; '' is the folder
@@ -220,7 +225,7 @@ class MemoryAction(_Frozen):
     view_range: tuple[int, int] | None = None
 
 
-class KnowledgeQuery(_Frozen):
+class KnowledgeQuery(FrozenModel):
     """A search of the workspace's knowledge index (built by ``seepient knowledge index``); read only."""
 
     type: Literal["knowledge_search"] = "knowledge_search"
@@ -228,7 +233,7 @@ class KnowledgeQuery(_Frozen):
     limit: int = 8
 
 
-class WebSearchRequest(_Frozen):
+class WebSearchRequest(FrozenModel):
     """A web search through the configured backend. ``url`` is the endpoint that will be contacted (Fetch
     rules apply to its host); ``api_key_env`` names the environment variable holding the key, never its value."""
 
@@ -240,7 +245,7 @@ class WebSearchRequest(_Frozen):
     api_key_env: str | None = None
 
 
-class McpCall(_Frozen):
+class McpCall(FrozenModel):
     """A call of one tool of a configured MCP server, with arguments already checked against its schema.
 
     ``read_only_hint`` and ``open_world_hint`` are what the server declared about the tool; policy weighs
@@ -255,7 +260,7 @@ class McpCall(_Frozen):
     open_world_hint: bool = True
 
 
-class McpServerStart(_Frozen):
+class McpServerStart(FrozenModel):
     """Starting a configured MCP server: the exact process (``command``, ``args``, ``cwd``, the *names* of
     the variables added to its environment) or the ``url`` it is reached at; ``source`` is the settings
     layer that configured it (``project`` ones need consent)."""
@@ -271,7 +276,7 @@ class McpServerStart(_Frozen):
     url: str | None = None
 
 
-class SessionStateChange(_Frozen):
+class SessionStateChange(FrozenModel):
     """Replace one key of the session's own state (``todos``) with ``value``; the host is not touched."""
 
     type: Literal["state"] = "state"
@@ -298,6 +303,33 @@ ActionPayload = Annotated[
 ]
 
 
+def action_kind(payload: ActionPayload) -> ActionKind:
+    """The kind a payload is, so a tool states what it does once (the payload) and cannot mislabel it."""
+    match payload:
+        case ReadAction() | KnowledgeQuery():
+            return ActionKind.READ
+        case MemoryAction():
+            return ActionKind.READ if payload.command == "view" else ActionKind.FILE_CHANGE
+        case FileChange() | FileChangeSet():
+            return ActionKind.FILE_CHANGE
+        case ShellCommand():
+            return ActionKind.SHELL
+        case FetchRequest() | WebSearchRequest():
+            return ActionKind.FETCH
+        case ProcessControl():
+            return ActionKind.PROCESS
+        case WorktreeCommand():
+            return ActionKind.WORKTREE
+        case AgentTask():
+            return ActionKind.AGENT
+        case McpCall() | McpServerStart():
+            return ActionKind.MCP
+        case SessionStateChange():
+            return ActionKind.STATE
+        case _:
+            assert_never(payload)
+
+
 def canonical_json(value: Any) -> bytes:
     """RFC 8785 canonical bytes of a JSON-compatible value."""
     return rfc8785.dumps(value)
@@ -307,11 +339,32 @@ def payload_digest(payload: BaseModel) -> str:
     return hashlib.sha256(canonical_json(payload.model_dump(mode="json"))).hexdigest()
 
 
+_DIGESTS: dict[int, tuple[weakref.ref[BaseModel], str]] = {}
+_DIGESTS_KEPT = 1024
+
+
+def _remembered_digest(payload: BaseModel) -> str:
+    """``payload_digest``, remembered for the payload object while it lives: a step reads its draft's digest
+    four times (approval, the ``ApprovedAction`` check, the intent record, the result), and each
+    canonicalisation costs about as much as the step's policy decision. Payloads are frozen, but those holding
+    a dict (a read's params, an MCP call's arguments) could be changed in place, so theirs is made afresh."""
+    if isinstance(payload, ReadAction | McpCall):
+        return payload_digest(payload)
+    known = _DIGESTS.get(id(payload))
+    if known is not None and known[0]() is payload:
+        return known[1]
+    digest = payload_digest(payload)
+    if len(_DIGESTS) >= _DIGESTS_KEPT:
+        _DIGESTS.clear()
+    _DIGESTS[id(payload)] = (weakref.ref(payload), digest)
+    return digest
+
+
 def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:20]}"
 
 
-class PreparedActionDraft(_Frozen):
+class PreparedActionDraft(FrozenModel):
     """What a tool call would do, fully described before anything happens."""
 
     id: str = Field(default_factory=lambda: new_id("act"))
@@ -340,4 +393,4 @@ class PreparedActionDraft(_Frozen):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def digest(self) -> str:
-        return payload_digest(self.payload)
+        return _remembered_digest(self.payload)

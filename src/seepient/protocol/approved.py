@@ -6,10 +6,11 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
+from pydantic import BaseModel, PrivateAttr, model_validator
 
 from seepient.protocol.actions import PreparedActionDraft
 from seepient.protocol.approval import ApprovalResponse
+from seepient.protocol.frozen import deferred_config
 from seepient.protocol.verdict import Decision, Verdict
 
 
@@ -30,7 +31,7 @@ class ApprovedAction(BaseModel):
     approval of another digest: whatever holds one holds an action that may run. Its digest is the draft's.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", ignored_types=(_OfTheDraft,))
+    model_config = deferred_config(frozen=True, extra="forbid", ignored_types=(_OfTheDraft,))
 
     draft: PreparedActionDraft
     verdict: Verdict

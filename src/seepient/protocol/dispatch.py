@@ -6,19 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, Field
 
 from seepient.protocol.actions import PreparedActionDraft
+from seepient.protocol.frozen import FrozenModel
 
 SIGNATURE_FIELD = "signature"
 """The one field a signature does not cover; every other field of a signed document is signed."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class WorkspaceLease(_Frozen):
+class WorkspaceLease(FrozenModel):
     """Binds a dispatch to one tenant's workspace: an absolute path on the scheduler's host, until ``expires_at``."""
 
     tenant: str = Field(min_length=1, max_length=128)
@@ -26,7 +23,7 @@ class WorkspaceLease(_Frozen):
     expires_at: AwareDatetime
 
 
-class DispatchLimits(_Frozen):
+class DispatchLimits(FrozenModel):
     """Resources the worker container gets; the scheduler refuses any above its configured maxima."""
 
     cpus: float = Field(gt=0)
@@ -36,7 +33,7 @@ class DispatchLimits(_Frozen):
     output_bytes: int = Field(gt=0)
 
 
-class WorkerDispatch(_Frozen):
+class WorkerDispatch(FrozenModel):
     """One prepared action sent to the worker scheduler, single-use and short-lived.
 
     ``signature`` is the base64url Ed25519 signature, by the key named ``key_id``, over the RFC 8785
@@ -58,7 +55,7 @@ class WorkerDispatch(_Frozen):
         return self.model_dump(mode="json", exclude={SIGNATURE_FIELD})
 
 
-class ContainerSettings(_Frozen):
+class ContainerSettings(FrozenModel):
     """What the container engine reported about the container that ran the action (evidence, not intent)."""
 
     network_mode: str
@@ -72,7 +69,7 @@ class ContainerSettings(_Frozen):
     pids_limit: int | None = None
 
 
-class DispatchResult(_Frozen):
+class DispatchResult(FrozenModel):
     """The outcome of one dispatch, signed by the scheduler's result key over every field but ``signature``.
 
     ``error`` is set when the action could not be run at all (the container did not start); the

@@ -8,14 +8,15 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from seepient.protocol.approval import ApprovalRequest, ApprovalResponse
+from seepient.protocol.frozen import deferred_config
 from seepient.protocol.messages import ToolCall, Usage
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     session_id: str
     seq: int
@@ -30,6 +31,15 @@ class TurnStarted(_Event):
 
 class TextDelta(_Event):
     type: Literal["text_delta"] = "text_delta"
+    turn_id: str
+    text: str
+
+
+class ReasoningDelta(_Event):
+    """A piece of the model's reasoning (Anthropic thinking, a Responses reasoning summary), shown apart from
+    its answer; adapters that receive none emit none."""
+
+    type: Literal["reasoning_delta"] = "reasoning_delta"
     turn_id: str
     text: str
 
@@ -65,14 +75,17 @@ class ToolResult(_Event):
     action_id: str | None = None
     digest: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+    summary: str | None = None
+    """The prepared action's one-line summary; None when the call never became an action."""
 
 
 class TurnCompleted(_Event):
-    """``reason``: ``final`` (the model answered), ``step_limit``, ``interrupted`` or ``error``."""
+    """``reason``: ``final`` (the model answered), ``step_limit``, ``budget`` (the turn's token or wall-time
+    budget ran out), ``interrupted`` or ``error``."""
 
     type: Literal["turn_completed"] = "turn_completed"
     turn_id: str
-    reason: Literal["final", "step_limit", "interrupted", "error"]
+    reason: Literal["final", "step_limit", "budget", "interrupted", "error"]
     text: str = ""
     usage: Usage = Usage()
     steps: int = 0
@@ -107,7 +120,7 @@ class CompactionEvent(_Event):
 class TodoItem(BaseModel):
     """One entry of the todo list the model keeps (``todo_write``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     id: str
     content: str
@@ -137,6 +150,7 @@ class SubagentEvent(_Event):
 RuntimeEvent = Annotated[
     TurnStarted
     | TextDelta
+    | ReasoningDelta
     | ToolCallEvent
     | PermissionRequest
     | PermissionResolved

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypedDict, Unpack
 
 from pydantic import BaseModel
 
@@ -64,6 +64,18 @@ NOT_EXECUTED: Mapping[type[BaseModel], str] = MappingProxyType(
 """Payloads no executor runs, and what carries them out instead."""
 
 
+GrepOutputMode = Literal["content", "files_with_matches", "count"]
+
+
+class GrepOptions(TypedDict, total=False):
+    """How a grep is narrowed and shown; left out: every file, case-sensitive, matching file names, 500 at most."""
+
+    glob: str | None
+    ignore_case: bool
+    output_mode: GrepOutputMode
+    limit: int
+
+
 class HostReads(Protocol):
     """Reads of the host: what a tool looks at while preparing, and what an approved read (``ReadAction``, a
     memory view) shows. Every method touches only what its arguments name and changes nothing."""
@@ -78,16 +90,9 @@ class HostReads(Protocol):
         """Paths under ``root`` (relative to it) matching ``pattern``, newest first."""
         ...
 
-    async def grep(
-        self,
-        root: str,
-        pattern: str,
-        *,
-        glob: str | None = None,
-        ignore_case: bool = False,
-        output_mode: Literal["content", "files_with_matches", "count"] = "files_with_matches",
-        limit: int = 500,
-    ) -> GrepOutcome: ...
+    async def grep(self, root: str, pattern: str, **options: Unpack[GrepOptions]) -> GrepOutcome:
+        """Lines (or files, or counts) under the directory ``root`` matching the regex ``pattern``."""
+        ...
 
     async def read_memory(self, scope: Literal["user", "project"], path: str) -> bytes:
         """A file of the agent's memory folder for ``scope`` (``path`` relative to it, no symlink followed);

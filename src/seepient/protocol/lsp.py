@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from seepient.protocol.errors import ExecutionError
+from seepient.protocol.frozen import FrozenModel
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class LspQuery(_Frozen):
+class LspQuery(FrozenModel):
     """One language-server question about ``path`` (absolute, resolved by the path guard). ``line`` and
     ``character`` are 0-based as in LSP; the tool converts from the model's 1-based numbers."""
 
@@ -21,7 +18,7 @@ class LspQuery(_Frozen):
     character: int = 0
 
 
-class LspLocation(_Frozen):
+class LspLocation(FrozenModel):
     """A place in a file, 0-based as in LSP; ``path`` is absolute. ``name``/``kind``/``depth`` describe a
     symbol, ``message``/``severity``/``source`` a diagnostic."""
 
@@ -38,7 +35,7 @@ class LspLocation(_Frozen):
     source: str = ""
 
 
-class LspAnswer(_Frozen):
+class LspAnswer(FrozenModel):
     """The server's answer: ``locations`` for definition, references, symbols and diagnostics, ``text`` for
     hover. ``server`` names the configured language."""
 
@@ -48,6 +45,6 @@ class LspAnswer(_Frozen):
     text: str = ""
 
 
-class LspUnavailable(RuntimeError):
+class LspUnavailable(ExecutionError, RuntimeError):
     """No language server can answer (none configured for the file, it failed to start or died); the message
     says why and how to fix it. The session goes on without it."""

@@ -6,14 +6,12 @@ import base64
 import binascii
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from seepient.protocol.frozen import FrozenModel
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ToolCall(_Frozen):
+class ToolCall(FrozenModel):
     """One tool call the model asked for. ``arguments`` is the decoded JSON object.
 
     ``arguments_error`` is set when the model sent text that is not a JSON object; the pipeline
@@ -27,7 +25,7 @@ class ToolCall(_Frozen):
     arguments_error: str | None = None
 
 
-class ToolSpec(_Frozen):
+class ToolSpec(FrozenModel):
     """What the model is told about a tool: its name, description and JSON-schema parameters."""
 
     name: str
@@ -35,29 +33,53 @@ class ToolSpec(_Frozen):
     parameters: dict[str, Any]
 
 
-class Usage(_Frozen):
-    """Tokens of one model call. ``input_tokens`` counts every prompt token, including the
-    ``cached_input_tokens`` read from the provider's prompt cache and the ``cache_write_input_tokens``
-    written to it; ``output_tokens`` includes reasoning tokens. ``cost_usd`` is an estimate, set only when
-    prices are configured for the model that answered."""
+class Usage(FrozenModel):
+    """Tokens of one model call, or of several summed. ``input_tokens`` counts every prompt token, including
+    the ``cached_input_tokens`` read from the provider's prompt cache and the ``cache_write_input_tokens``
+    written to it; ``output_tokens`` includes reasoning tokens. Input and output are ``None`` when the provider
+    did not report them (llama-cpp-python sends no usage at all, a script has none): unknown, never shown as 0,
+    and a sum with an unknown part is unknown (the cache counts are parts of the input, 0 when not reported). ``cost_usd`` is an estimate, set only when prices are configured for
+    the model that answered. ``Usage()`` is "nothing reported"; ``Usage.zero()`` is "no call made"."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     cached_input_tokens: int = 0
     cache_write_input_tokens: int = 0
     cost_usd: float | None = None
+
+    @classmethod
+    def zero(cls) -> Usage:
+        return cls(input_tokens=0, output_tokens=0)
+
+    @property
+    def total_tokens(self) -> int | None:
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
+
+    def tokens_summary(self) -> str:
+        """``1,234 in / 56 out`` as surfaces show it, ``unknown`` for a count nobody reported."""
+        return f"{_shown(self.input_tokens)} in / {_shown(self.output_tokens)} out"
 
     def __add__(self, other: Usage) -> Usage:
         cost = None
         if self.cost_usd is not None or other.cost_usd is not None:
             cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
         return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
+            input_tokens=_sum(self.input_tokens, other.input_tokens),
+            output_tokens=_sum(self.output_tokens, other.output_tokens),
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             cache_write_input_tokens=self.cache_write_input_tokens + other.cache_write_input_tokens,
             cost_usd=cost,
         )
+
+
+def _shown(count: int | None) -> str:
+    return "unknown" if count is None else f"{count:,}"
+
+
+def _sum(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
 
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -83,7 +105,7 @@ def sniff_image_type(head: bytes) -> str | None:
     return None
 
 
-class ImagePart(_Frozen):
+class ImagePart(FrozenModel):
     """An image attached to a user message: base64 ``data`` or a ``url``, never both."""
 
     media_type: str = Field(pattern=r"^image/[a-z0-9.+-]+$")
@@ -119,7 +141,7 @@ class ImagePart(_Frozen):
             raise ValueError(f"image data is not valid base64: {exc}") from None
 
 
-class ProviderContent(_Frozen):
+class ProviderContent(FrozenModel):
     """An assistant message exactly as one wire format returned it (Anthropic content blocks with thinking
     signatures, OpenAI Responses output items with encrypted reasoning, Gemini parts with thought
     signatures). The adapter of the same ``format`` sends ``items`` back unchanged; other adapters use the
@@ -130,7 +152,7 @@ class ProviderContent(_Frozen):
     items: tuple[dict[str, Any], ...] = ()
 
 
-class Message(_Frozen):
+class Message(FrozenModel):
     """A conversation entry. ``tool`` messages answer the assistant tool call named by ``tool_call_id``."""
 
     role: Literal["system", "user", "assistant", "tool"]
@@ -159,7 +181,7 @@ class Message(_Frozen):
         return cls(role="tool", content=text, tool_call_id=call.id, name=call.name, is_error=is_error)
 
 
-class ModelRequest(_Frozen):
+class ModelRequest(FrozenModel):
     """Everything a model adapter needs for one streamed completion."""
 
     model: str

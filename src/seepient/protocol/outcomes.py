@@ -1,20 +1,15 @@
 """What carrying out an approved action answers: a command's output, a commit's code, a fetched page, a
-background process's state; and the typed refusals that mean nothing ran."""
+background process's state (the typed refusals that mean nothing ran are in ``refusals.py``)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from seepient.protocol.frozen import FrozenModel
 from seepient.protocol.retrieval import KnowledgeOutcome, WebSearchOutcome
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ShellOutcome(_Frozen):
+class ShellOutcome(FrozenModel):
     exit_code: int | None
     stdout: str
     stderr: str
@@ -28,7 +23,7 @@ class ShellOutcome(_Frozen):
 CommitCode = Literal["OK", "FILE_CHANGED", "NOT_FOUND", "NOT_UNIQUE", "OUTSIDE_WORKSPACE", "INVALID", "ERROR"]
 
 
-class CommitOutcome(_Frozen):
+class CommitOutcome(FrozenModel):
     """The commit helper's answer. Anything but ``OK`` means nothing was written."""
 
     code: CommitCode
@@ -41,13 +36,13 @@ class CommitOutcome(_Frozen):
         return self.code == "OK"
 
 
-class GrepOutcome(_Frozen):
+class GrepOutcome(FrozenModel):
     lines: tuple[str, ...]
     truncated: bool = False
     engine: Literal["ripgrep", "python"] = "ripgrep"
 
 
-class FetchOutcome(_Frozen):
+class FetchOutcome(FrozenModel):
     """A fetched response: ``url`` is the final URL after redirects, ``text`` the body decoded (cut at the
     size cap when ``truncated``), ``address`` the validated IP the last hop connected to."""
 
@@ -60,27 +55,14 @@ class FetchOutcome(_Frozen):
     address: str | None = None
 
 
-class FetchRefused(RuntimeError):
-    """A fetch that was refused by the address policy or failed; the message says which and why."""
-
-
-class SandboxUnavailable(RuntimeError):
-    """No sandbox can run here and the user has not turned it off. The message says why and how to fix it."""
-
-
-class UnsupportedAction(SandboxUnavailable):
-    """This execution backend does not run this kind of action (a docker worker and a background process, say);
-    nothing ran. The message names the action and what to use instead."""
-
-
-class BackgroundStarted(_Frozen):
+class BackgroundStarted(FrozenModel):
     """A background command that started: ``process_id`` (``bg_…``) is what shell_output and shell_kill take."""
 
     process_id: str
     sandbox: str = "bwrap"
 
 
-class BackgroundOutput(_Frozen):
+class BackgroundOutput(FrozenModel):
     """Output a background process wrote since the last read, and its state.
 
     ``*_dropped`` counts bytes that were written but can no longer be shown (they fell out of the ring
@@ -98,11 +80,6 @@ class BackgroundOutput(_Frozen):
     stdout_dropped: int = 0
     stderr_dropped: int = 0
     runtime_ms: int = 0
-
-
-class BackgroundRefused(RuntimeError):
-    """A background request that cannot be served (unknown id, another session's process, too many running);
-    the message says which and what to do."""
 
 
 Outcome = (

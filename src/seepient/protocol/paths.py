@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+
+from seepient.protocol.errors import RefusalError
+from seepient.protocol.frozen import deferred_config
 
 
-class PathDenied(Exception):
+class PathDenied(RefusalError):
     """A path the guard refuses. ``rule`` names the check, ``reason`` is for the person and the model."""
 
     def __init__(self, path: str, reason: str, rule: str = "path_guard") -> None:
@@ -20,7 +23,7 @@ class PathDenied(Exception):
 class ResolvedPath(BaseModel):
     """``absolute`` has every symlink and ``..`` resolved; ``relative`` is set when it is inside the workspace."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     requested: str
     absolute: str

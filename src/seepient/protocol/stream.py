@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from seepient.protocol.frozen import FrozenModel
 from seepient.protocol.messages import Message, Usage
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class TextChunk(_Frozen):
+class TextChunk(FrozenModel):
     type: Literal["text"] = "text"
     text: str
 
 
-class ToolCallChunk(_Frozen):
+class ReasoningChunk(FrozenModel):
+    """A piece of the model's reasoning as the provider shows it (Anthropic thinking, a Responses reasoning
+    summary): streamed to the surfaces, never part of the answer's text."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ToolCallChunk(FrozenModel):
     """A fragment of a tool call as it streams: ``index`` ties fragments of one call together."""
 
     type: Literal["tool_call_chunk"] = "tool_call_chunk"
@@ -28,7 +33,7 @@ class ToolCallChunk(_Frozen):
     arguments_delta: str = ""
 
 
-class Completion(_Frozen):
+class Completion(FrozenModel):
     """The last event of every successful stream: the assembled assistant message."""
 
     type: Literal["completion"] = "completion"
@@ -38,4 +43,6 @@ class Completion(_Frozen):
     model: str = ""
 
 
-ModelStreamEvent = Annotated[TextChunk | ToolCallChunk | Completion, Field(discriminator="type")]
+ModelStreamEvent = Annotated[
+    TextChunk | ReasoningChunk | ToolCallChunk | Completion, Field(discriminator="type")
+]

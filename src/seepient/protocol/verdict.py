@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+
+from seepient.protocol.frozen import deferred_config
 
 
 class Decision(StrEnum):
@@ -16,7 +18,7 @@ class Decision(StrEnum):
 class Verdict(BaseModel):
     """``rule`` names the rule or check that decided (``deny:Read(~/.ssh/**)``, ``path_guard``, ``mode:ask-untrusted``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = deferred_config(frozen=True, extra="forbid")
 
     decision: Decision
     rule: str | None = None

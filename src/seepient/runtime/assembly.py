@@ -9,11 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from seepient import telemetry
 from seepient.approval import ApprovalBroker, Approver, ScopeFinder
 from seepient.audit.log import AuditLog
 from seepient.audit.signing import CheckpointSigner
 from seepient.config import SeepientPaths, Settings, SettingsError
 from seepient.config.settings import normalise_mode
+from seepient.context.knowledge import read_index
 from seepient.context.manager import ConversationContext
 from seepient.context.skills import SkillCatalog
 from seepient.context.warnings import ContextWarning
@@ -31,7 +33,7 @@ from seepient.runtime.edit_diagnostics import EditDiagnostics
 from seepient.runtime.events import EventStream
 from seepient.runtime.hooks import HookRunner
 from seepient.runtime.lineage import ChildLineage, Lineage, RootLineage
-from seepient.runtime.loop import AgentLoop
+from seepient.runtime.loop import AgentLoop, TurnBudget
 from seepient.runtime.mcp import SessionMcp
 from seepient.runtime.options import SessionOptions
 from seepient.runtime.pipeline import PipelineDeps, ToolCallPipeline
@@ -108,6 +110,7 @@ def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionPa
     paths = options.paths or SeepientPaths.from_env(dict(options.environ) if options.environ else None)
     workspace_rules = paths.workspace_rules(workspace, options.principal)
     settings = lineage.settings_for(options, workspace, paths, workspace_rules)
+    telemetry.configure(settings.telemetry, environ=options.environ)
     mode = normalise_mode(options.mode or settings.permissions.mode or "ask-untrusted")
     models = _build_models(options, settings)
     session_id = options.session_id or new_id("ses")
@@ -138,12 +141,12 @@ def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionPa
         registry = ToolRegistry()
         subagents = _build_subagents(b, registry, hooks, policy, models.router, open_session)
         _add_tools(b, registry, context.skills, subagents)
+        mcp = _build_mcp(b, registry, audit, approver, policy, models.model.name)
         deps = _build_pipeline_deps(
-            b, models, registry, policy, broker, executor, host_reads.reads, audit, history, hooks
+            b, models, registry, policy, broker, executor, host_reads.reads, audit, history, hooks, mcp
         )
         pipeline = ToolCallPipeline(deps)
         loop = _build_loop(b, models, registry, pipeline, history, context, hooks)
-        mcp = _build_mcp(b, registry, audit, approver, policy, models.model.name)
     except BaseException:
         # A session that did not open holds nothing open.
         audit.close()
@@ -307,6 +310,7 @@ def _build_executor(b: _Basis, policy: PolicyEngine, audit: AuditLog) -> tuple[A
         jail_readable=[Path(p).expanduser() for p in execution.sandbox_readable],
         jail_hidden=[*(Path(p).expanduser() for p in execution.sandbox_hidden), *b.own_files],
         foreign_config_allowed=policy.user_allows_workspace_write,
+        knowledge_index=read_index,
     )
     if execution.backend != "docker-worker":
         return local, local
@@ -412,19 +416,11 @@ def _child_opener(b: _Basis, router: ModelRouter, open_session: SessionFactory) 
 
     def open_child(task: AgentTask, lineage: ChildLineage, session_id: str) -> ChildSession:
         return open_session(
-            SessionOptions(
-                workspace=Path(task.workspace),
-                model=options.model,
+            options.for_child(
+                Path(task.workspace),
                 mode=task.mode,
-                base_url=options.base_url,
-                sandbox=b.sandbox,  # type: ignore[arg-type]
-                auto_approve=options.auto_approve,
-                approver=options.approver,
-                surface=options.surface,
-                max_steps=options.max_steps,
+                sandbox=b.sandbox,
                 paths=b.paths,
-                environ=options.environ,
-                principal=options.principal,
                 session_id=session_id,
                 router=router,
                 subagent=lineage,
@@ -469,6 +465,7 @@ def _build_pipeline_deps(
     audit: AuditLog,
     history: list[Message],
     hooks: HookRunner,
+    mcp: SessionMcp,
 ) -> PipelineDeps:
     router = models.router
     deps = PipelineDeps(
@@ -489,6 +486,7 @@ def _build_pipeline_deps(
         model_for=lambda purpose: router.route(purpose, "standard"),
         pre_hooks=[hooks.pre_tool_use],
         post_hooks=[hooks.post_tool_use],
+        tool_arrival=mcp.await_tool,
     )
     if b.settings.lsp.diagnostics_after_edit:
         deps.post_hooks.append(EditDiagnostics(executor, reads, b.workspace, policy.guard, b.session_id))
@@ -522,6 +520,10 @@ def _build_loop(
         max_parallel_tools=b.settings.runtime.max_parallel_tools,
         stop_hook=hooks.stop,
         start_hook=hooks.session_start,
+        budget=TurnBudget(
+            tokens=b.settings.runtime.turn_token_budget,
+            wall_time_s=b.settings.runtime.turn_timeout_ms / 1000,
+        ),
     )
 
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from seepient.config.settings import HOOK_EVENTS, HookCommand, HookSettings
+from seepient.config.sections import HOOK_EVENTS, HookCommand, HookSettings
 from seepient.execution.hooks import (
     HookProgramRefused,
     check_hook_program,
@@ -57,6 +57,7 @@ from seepient.execution.hooks import (
     run_hook_process,
 )
 from seepient.protocol import PreparedActionDraft, ToolCall
+from seepient.protocol.errors import InvalidInputError
 from seepient.tools.base import ToolOutput
 
 HookEvent = Literal["preToolUse", "postToolUse", "sessionStart", "stop"]
@@ -82,7 +83,7 @@ class HookAnswer:
     context: str = ""
 
 
-class HookProtocolError(ValueError):
+class HookProtocolError(InvalidInputError, ValueError):
     """An answer that does not follow the protocol; the hook counts as failed (and so blocks)."""
 
 
@@ -279,7 +280,7 @@ class HookRunner:
     async def _run_command(self, event: HookEvent, hook: HookCommand, data: dict[str, Any]) -> HookAnswer:
         shown = hook.command if isinstance(hook.command, str) else " ".join(hook.command)
         label = f"hook `{shown if len(shown) <= 80 else shown[:79] + '…'}`"
-        env = hook_environment(self.environ)
+        env = hook_environment(self.environ, workspace=self.workspace)
         try:
             check_hook_program(
                 hook.command, workspace=self.workspace, env=env, protected=[self.workspace / ".seepient"]

@@ -48,6 +48,7 @@ class RootLineage:
             workspace,
             paths=paths,
             config_file=options.config_file,
+            overrides=options.settings_overrides,
             project_trust=options.project_trust,
             workspace_rules=workspace_rules,
         )
@@ -65,11 +66,12 @@ class RootLineage:
     ) -> tuple[ContextWarning, ...]:
         """What starting the session does before anything reads the workspace: close the actions earlier runs
         left interrupted (finishing or undoing their commits). Returns what the first prompt warns about: those
-        actions, and what the project's settings tried that did not count."""
+        actions, settings keys nothing reads, and what the project's settings tried that did not count."""
         interrupted = close_interrupted(audit, session_id, workspace)
         warnings = [ContextWarning("audit log", line) for line in interrupted.lines]
         if interrupted.problem:
             warnings.append(ContextWarning("audit log", interrupted.problem))
+        warnings += [ContextWarning(unknown.file, unknown.message) for unknown in settings.unknown_keys]
         project = settings.project
         if project is not None:
             warnings += [ContextWarning(str(project.path), line) for line in project.warnings(workspace)]
@@ -168,12 +170,18 @@ class ChildAuditLog(AuditLog):
         self.parent_session_id = parent_session_id
 
     def append(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
+        return super().append(self._stamped(record))
+
+    def append_settling(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
+        return super().append_settling(self._stamped(record))
+
+    def _stamped(self, record: SessionRecord | Mapping[str, Any]) -> SessionRecord | Mapping[str, Any]:
         if isinstance(record, SessionRecord):
             if record.parent_session_id is None:
-                record = record.model_copy(update={"parent_session_id": self.parent_session_id})
+                return record.model_copy(update={"parent_session_id": self.parent_session_id})
         elif record.get("parent_session_id") is None:
-            record = {**record, "parent_session_id": self.parent_session_id}
-        return super().append(record)
+            return {**record, "parent_session_id": self.parent_session_id}
+        return record
 
 
 class _LabelledApprover:

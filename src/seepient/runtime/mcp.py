@@ -2,7 +2,9 @@
 audited action), and reporting what went wrong as ``error`` events while the session carries on.
 
 Servers from the user's own settings (``~/.seepient/settings.json``, ``--config``, managed settings) start
-when the session's first turn begins. A server a *project's* settings define (or change) comes from a
+when the session's first turn begins, in the background, once the turn's first model request is under way:
+the first request offers the tools of the servers ready by then (none: the SDK alone takes about a second to
+import), and a call to a tool of a server still starting waits for the start. A server a *project's* settings define (or change) comes from a
 repository someone else may have written: it is configured at all only once the user trusts the project
 (``config/project_effect.py``), and even then starting it runs its command on this machine, so it starts
 only when the user's own settings list it in ``enabledProjectMcpServers`` (``"*"`` for all) or a person
@@ -13,15 +15,17 @@ and says so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from seepient.approval import Approver
-from seepient.audit.liveness import current_writer
+from seepient.audit.action_records import ActionRecords
 from seepient.audit.log import AuditLog
-from seepient.audit.record import AuditOutcome, AuditRecord, IntentRecord, OutcomeRecord, OutcomeStatus
+from seepient.audit.record import AuditOutcome, IntentRecord, OutcomeRecord
 from seepient.config import Settings
-from seepient.config.settings import McpServerSettings
+from seepient.config.sections import McpServerSettings
 from seepient.protocol import (
     ActionKind,
     ApprovalDecision,
@@ -31,6 +35,11 @@ from seepient.protocol import (
     PermissionRequest,
     PermissionResolved,
     PreparedActionDraft,
+    ReasoningDelta,
+    RuntimeEvent,
+    TextDelta,
+    ToolCallEvent,
+    TurnCompleted,
     Verdict,
     new_id,
 )
@@ -42,6 +51,18 @@ from seepient.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from seepient.tools.mcp.servers import McpServers
+
+
+def _load_mcp_sdk() -> None:
+    import seepient.execution.mcp_links  # noqa: F401  (the SDK's client transports)
+    import seepient.tools.mcp.servers  # noqa: F401  (the SDK's client session and types)
+
+
+# The importing thread holds the GIL most of the time, so importing the SDK while the turn builds and sends its
+# first request delays that request (by a fifth of a second here). The start waits for the model's first
+# answer event, the sign the request is out, or this long at most (a model slow to answer, a turn that errs).
+_START_AFTER_REQUEST_S = 0.5
+_ANSWER_EVENTS = (TextDelta, ReasoningDelta, ToolCallEvent, TurnCompleted, ErrorEvent)
 
 RULE_USER_SERVER = "mcp:user_server"
 RULE_PROJECT_TRUSTED = "mcp:project_server_enabled"
@@ -82,6 +103,9 @@ class SessionMcp:
         self._connector = connector
         self._lock = asyncio.Lock()
         self._started = False
+        self._launch: asyncio.Task[None] | None = None
+        self._launching: frozenset[str] = frozenset()
+        self._request_out = asyncio.Event()
         self._servers: McpServers | None = None
         self.reports: list[McpReport] = []
 
@@ -100,7 +124,9 @@ class SessionMcp:
         return dict(self._configured)
 
     async def start(self) -> list[McpReport]:
-        """Start the configured servers once (later calls return at once); problems are reported, not raised."""
+        """Decide which configured servers start (asking where consent is needed) and record their intents,
+        once; the servers then start in the background (``ready`` waits for them). Problems are reported, not
+        raised; what is returned is what was reported before the background start."""
         async with self._lock:
             if self._started:
                 return []
@@ -112,7 +138,7 @@ class SessionMcp:
                 draft = self._start_draft(name, server)
                 verdict, approval = await self._consent(name, draft)
                 if approval is not None and not approval.approved:
-                    self._record(draft, verdict, approval, "rejected", approval.feedback or "not approved")
+                    self._record_rejected(draft, verdict, approval)
                     self._report(
                         McpReport(
                             name,
@@ -126,20 +152,61 @@ class SessionMcp:
                 drafts[name] = (draft, verdict, approval)
             # Starting a server runs its command on this machine: each start's intent is durable first.
             intents = {name: self._record_intent(*drafts[name]) for name in allowed}
-            before = len(self.reports)
             if allowed:
-                await self.servers.start(allowed)
+                self._launching = frozenset(allowed)
+                unsubscribe = self._events.subscribe(self._note_answer)
+                self._launch = asyncio.create_task(
+                    self._start_servers(allowed, intents, unsubscribe), name="mcp-start"
+                )
+            return self.reports[first:]
+
+    async def ready(self) -> None:
+        """Wait until the servers started in the background are up (or have failed, which is reported)."""
+        self._request_out.set()  # someone waits for the servers: no model request to keep clear of
+        if self._launch is not None:
+            await asyncio.shield(self._launch)
+
+    async def await_tool(self, name: str) -> None:
+        """Called for a tool name the registry does not know: if it may belong to a server still starting
+        (``mcp__<server>__…``), wait for the start so the call finds the tool rather than failing as unknown."""
+        if self._launch is None or self._launch.done():
+            return
+        if any(name.startswith(f"mcp__{server}__") for server in self._launching):
+            await self.ready()
+
+    def _note_answer(self, event: RuntimeEvent) -> None:
+        if isinstance(event, _ANSWER_EVENTS):
+            self._request_out.set()
+
+    async def _start_servers(
+        self,
+        allowed: dict[str, McpServerSettings],
+        intents: dict[str, IntentRecord],
+        unsubscribe: Callable[[], None],
+    ) -> None:
+        before = len(self.reports)
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_START_AFTER_REQUEST_S):
+                    await self._request_out.wait()
+            # The MCP SDK takes about a second to import; in the loop's thread that second would hold up the
+            # model request the background start exists not to delay.
+            await asyncio.to_thread(_load_mcp_sdk)
+            await self.servers.start(allowed)
+        finally:
+            unsubscribe()
             failed = {r.server: r.message for r in self.reports[before:] if r.code == "mcp_server_failed"}
             for name, intent in intents.items():
                 problem = failed.get(name)
                 connection = self.servers.connections.get(name)
                 tools = len(connection.tools) if connection is not None else 0
+                if problem is None and connection is None:
+                    problem = "the session ended before the server started"
                 outcome = AuditOutcome(
                     status="error" if problem else "ok",
                     detail=problem or f"started; it offers {tools} tool(s)",
                 )
                 self._audit.append(OutcomeRecord.for_intent(intent, outcome))
-            return self.reports[first:]
 
     def _source(self, name: str) -> Literal["user", "project"]:
         return "project" if name in self._project else "user"
@@ -212,43 +279,29 @@ class SessionMcp:
     def _record_intent(
         self, draft: PreparedActionDraft, verdict: Verdict, approval: ApprovalResponse | None
     ) -> IntentRecord:
-        intent = IntentRecord(
-            surface=self._surface,
-            session_id=self._session_id,
-            model=self._model_name,
-            action=draft,
-            verdict=verdict,
-            approval=approval,
-            workspace=str(self._workspace),
-            writer=current_writer(),
-        )
+        intent = self._records().intent(draft, verdict, approval, workspace=str(self._workspace))
         self._audit.append(intent)
         return intent
 
-    def _record(
-        self,
-        draft: PreparedActionDraft,
-        verdict: Verdict,
-        approval: ApprovalResponse | None,
-        status: OutcomeStatus,
-        detail: str,
+    def _record_rejected(
+        self, draft: PreparedActionDraft, verdict: Verdict, approval: ApprovalResponse
     ) -> None:
-        self._audit.append(
-            AuditRecord(
-                surface=self._surface,
-                session_id=self._session_id,
-                model=self._model_name,
-                action=draft,
-                verdict=verdict,
-                approval=approval,
-                outcome=AuditOutcome(status=status, detail=detail[:500]),
-            )
-        )
+        """The one record of a start the person did not approve."""
+        outcome = AuditOutcome(status="rejected", detail=(approval.feedback or "not approved")[:500])
+        self._audit.append(self._records().not_run(draft, verdict, approval, outcome))
+
+    def _records(self) -> ActionRecords:
+        return ActionRecords(self._surface, self._session_id, self._model_name)
 
     def _report(self, report: McpReport) -> None:
         self.reports.append(report)
         self._events.emit(ErrorEvent, turn_id=None, code=report.code, message=report.message)
 
     async def aclose(self) -> None:
+        self._request_out.set()
+        if self._launch is not None and not self._launch.done():
+            # A start still under way is waited for, not cancelled mid-handshake: its processes are then
+            # known and closed below, and its audit outcomes are written.
+            await asyncio.wait([self._launch])
         if self._servers is not None:
             await self._servers.aclose()

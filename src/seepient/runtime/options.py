@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from seepient.approval import Approver
 from seepient.config import SeepientPaths
@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from seepient.runtime.lineage import ChildLineage
 
 __all__ = ["SessionOptions"]
+
+_CHILD_INHERITS = tuple("model base_url auto_approve approver surface max_steps environ principal".split())
+"""What a sub-agent's options take from its parent's as the surface gave them. The rest is the parent's own:
+its tools, skills, history, grants, hooks and settings reach a child through its lineage, if at all."""
 
 
 @dataclass
@@ -36,6 +40,10 @@ class SessionOptions:
     approver: Approver | None = None
     surface: str = "sdk"
     config_file: Path | None = None
+    settings_overrides: dict[str, Any] | None = None
+    """Settings the surface itself supplies, applied like command-line flags (over user, project and
+    ``config_file``): an editor's own MCP servers over ACP, which are the user's configuration, not the
+    project's."""
     max_steps: int | None = None
     paths: SeepientPaths | None = None
     environ: Mapping[str, str] | None = None
@@ -70,3 +78,8 @@ class SessionOptions:
     """Whether the workspace's project settings are trusted: ``None`` lets the user's trust store decide (by
     the hash of the settings file as loaded); the server passes its own decision (``trustedRoots``). Nothing
     else, ``auto_approve`` included, trusts a project."""
+
+    def for_child(self, workspace: Path, **own: Any) -> SessionOptions:
+        """Options for one of this session's sub-agents in ``workspace``: what ``_CHILD_INHERITS`` names, and
+        ``own`` (its mode, id and lineage, and what the parent settled: sandbox, paths, router)."""
+        return SessionOptions(workspace, **{name: getattr(self, name) for name in _CHILD_INHERITS}, **own)

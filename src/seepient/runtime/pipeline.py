@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from seepient.approval import HEADLESS_REASON, ApprovalBroker, once_only_reason
-from seepient.audit.liveness import current_writer
+from seepient.audit.action_records import ActionRecords
 from seepient.audit.log import AuditLog, AuditLogError
 from seepient.audit.record import (
     AuditOutcome,
@@ -40,6 +42,7 @@ from seepient.protocol import (
     FileChangeSet,
     HostReads,
     Message,
+    OutcomeUnknown,
     PathDenied,
     PermissionRequest,
     PermissionResolved,
@@ -50,6 +53,7 @@ from seepient.protocol import (
     Verdict,
 )
 from seepient.runtime.events import EventStream
+from seepient.telemetry import content, log_event, metrics, span
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.format import truncate_middle
 from seepient.tools.registry import ToolRegistry
@@ -86,6 +90,8 @@ class PipelineDeps:
     """The session's live history, which the classifier reads."""
     model_for: Callable[[Purpose], Model] | None = None
     """The standard-tier model of a purpose's route, for tools that declare a ``model_purpose``."""
+    tool_arrival: Callable[[str], Awaitable[None]] | None = None
+    """Waits while a tool of that name may still appear (its MCP server is starting in the background)."""
 
 
 @dataclass(frozen=True)
@@ -105,13 +111,34 @@ def _validation_message(tool: Tool[Any], exc: ValidationError) -> str:
     return f"Invalid arguments for {tool.name}:\n" + "\n".join(problems) + f"\nExpected fields: {fields}."
 
 
+_log = logging.getLogger("seepient.runtime")
+
+
 class ToolCallPipeline:
     def __init__(self, deps: PipelineDeps) -> None:
         self._d = deps
+        self._verdicts: dict[str, str] = {}
+        """Each running call's policy decision, by call id, for the metrics (calls run concurrently)."""
 
     async def run(self, call: ToolCall, turn_id: str) -> CallResult:
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name}
+        with span(f"execute_tool {call.name}", {**attributes, "gen_ai.tool.call.id": call.id}) as traced:
+            try:
+                result = await self._run(call, turn_id)
+            finally:
+                verdict = self._verdicts.pop(call.id, "none")
+            traced.set("seepient.tool.status", result.status)
+            metrics.tool_call(call.name, verdict, result.status)
+            fields = {"tool": call.name, "call_id": call.id, "verdict": verdict, "status": result.status}
+            log_event(_log, "tool_call", fields)
+            return result
+
+    async def _run(self, call: ToolCall, turn_id: str) -> CallResult:
         d = self._d
         tool = d.registry.get(call.name)
+        if tool is None and d.tool_arrival is not None:
+            await d.tool_arrival(call.name)
+            tool = d.registry.get(call.name)
         if tool is None:
             gone = d.registry.gone_reason(call.name)
             if gone is not None:
@@ -169,6 +196,10 @@ class ToolCallPipeline:
             shown = truncate_middle(shown, 2000)
             modified_note = f"[A preToolUse hook changed the arguments of this call to: {shown}]\n"
 
+        if d.tool_arrival is not None:
+            for needed in tool.tools_named(args):
+                if d.registry.get(needed) is None:
+                    await d.tool_arrival(needed)
         ctx = ToolContext(
             workspace=d.workspace,
             session_id=d.session_id,
@@ -180,7 +211,12 @@ class ToolCallPipeline:
             model=d.model_for(tool.model_purpose) if tool.model_purpose and d.model_for else None,
         )
         try:
-            draft = await tool.prepare(args, ctx)
+            with span("seepient.prepare") as traced:
+                draft = await tool.prepare(args, ctx)
+                traced.set("seepient.action.kind", draft.kind.value)
+                traced.set("seepient.action.id", draft.id)
+                traced.set("seepient.action.digest", draft.digest)
+                traced.set("seepient.action.summary", content(draft.summary))
         except PathDenied as exc:
             verdict = Verdict.deny(exc.rule, exc.reason)
             self._record_refused_call(call, verdict, str(exc))
@@ -188,7 +224,12 @@ class ToolCallPipeline:
         except ToolInputError as exc:
             return self._finish(call, turn_id, "error", str(exc))
 
-        verdict = d.policy.evaluate(draft)
+        with span("seepient.policy") as traced:
+            verdict = d.policy.evaluate(draft)
+            self._verdicts[call.id] = verdict.decision.value
+            traced.set("seepient.policy.decision", verdict.decision.value)
+            traced.set("seepient.policy.rule", verdict.rule)
+            traced.set("seepient.policy.reasons", content("; ".join(verdict.reasons)))
         approval: ApprovalResponse | None = None
         if verdict.decision is Decision.DENY:
             self._record(draft, verdict, None, "denied", detail="; ".join(verdict.reasons))
@@ -197,7 +238,14 @@ class ToolCallPipeline:
                 call, turn_id, "denied", f"Denied by policy ({verdict.rule}): {reasons}", draft
             )
         if verdict.decision is Decision.ASK:
-            approval = await self._ask(draft, verdict, turn_id)
+            with span("seepient.approval") as traced:
+                asked = time.monotonic()
+                approval = await self._ask(draft, verdict, turn_id)
+                waited = time.monotonic() - asked
+                metrics.approval_wait(approval.decision.value, waited)
+                traced.set("seepient.approval.wait_s", round(waited, 6))
+                traced.set("seepient.approval.decision", approval.decision.value)
+                traced.set("seepient.approval.by", approval.approved_by)
             if not approval.approved:
                 feedback = approval.feedback or "no reason given"
                 self._record(draft, verdict, approval, "rejected", detail=feedback)
@@ -283,6 +331,27 @@ class ToolCallPipeline:
                 is_error=True,
                 data={"audit_unavailable": True},
             )
+        backend = _backend(self._d.executor)
+        with span("seepient.execution", {"seepient.execution.backend": backend}) as traced:
+            started = time.monotonic()
+            output = await self._run_approved(tool, approved, ctx, intent)
+            metrics.execution(backend, time.monotonic() - started)
+            traced.set("seepient.execution.exit_code", output.data.get("exit_code"))
+            traced.set("seepient.execution.is_error", output.is_error)
+            if output.data.get("dispatch_id"):
+                traced.set("seepient.worker.dispatch_id", str(output.data["dispatch_id"]))
+        # An executor that lost the action mid-way (a worker host died) cannot say whether it ran.
+        status: OutcomeStatus = (
+            "interrupted" if output.data.get("interrupted") else "error" if output.is_error else "ok"
+        )
+        self._record_outcome(intent, status, output=output, settling=True)
+        return output
+
+    async def _run_approved(
+        self, tool: Tool[Any], approved: ApprovedAction, ctx: ToolContext, intent: IntentRecord
+    ) -> ToolOutput:
+        """The effect itself; an interrupt records the outcome here (the caller re-raises past its own)."""
+        draft = approved.draft
         task = asyncio.ensure_future(tool.execute(approved, ctx))
         try:
             output = await asyncio.shield(task)
@@ -303,9 +372,10 @@ class ToolCallPipeline:
             raise
         except SandboxUnavailable as exc:
             output = ToolOutput(text=f"Not run: {exc}", is_error=True, data={"sandbox_unavailable": True})
+        except OutcomeUnknown as exc:
+            output = ToolOutput(text=f"Interrupted: {exc}", is_error=True, data={"interrupted": True})
         except Exception as exc:  # a tool bug must reach the model and the audit log, never crash the turn
             output = ToolOutput(text=f"{tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        self._record_outcome(intent, "error" if output.is_error else "ok", output=output)
         return output
 
     def _record_intent(
@@ -313,18 +383,9 @@ class ToolCallPipeline:
     ) -> IntentRecord:
         """Append (fsynced) the intent of an action about to run, naming every file it may change."""
         d = self._d
-        intent = IntentRecord(
-            surface=d.surface,
-            session_id=d.session_id,
-            model=d.model_name,
-            action=draft,
-            verdict=verdict,
-            approval=approval,
-            workspace=str(d.workspace),
-            writer=current_writer(),
-            files=_file_images(d.workspace, draft),
-        )
-        d.audit.append(intent)
+        files = _file_images(d.workspace, draft)
+        intent = self._records().intent(draft, verdict, approval, workspace=str(d.workspace), files=files)
+        self._append(intent, "intent")
         return intent
 
     def _record_outcome(
@@ -334,15 +395,19 @@ class ToolCallPipeline:
         *,
         detail: str = "",
         output: ToolOutput | None = None,
+        settling: bool = False,
     ) -> None:
-        """Append the outcome bound to ``intent`` (fsynced) before it is reported anywhere."""
-        self._d.audit.append(OutcomeRecord.for_intent(intent, _outcome(status, detail, output)))
+        """Append the outcome bound to ``intent`` before it is reported anywhere: fsynced, or with ``settling``
+        written in order and made durable on the log's worker thread while the result goes back (nothing
+        depends on its fsync; the next record, an intent, waits for it)."""
+        record = OutcomeRecord.for_intent(intent, _outcome(status, detail, output))
+        self._append(record, "outcome", settling=settling)
 
     def _record_refused_call(self, call: ToolCall, verdict: Verdict, detail: str) -> None:
         """Refused before a draft existed (the path guard stopped preparation): there is no action to bind,
         so the record keeps the call itself, under its own type."""
         d = self._d
-        d.audit.append(
+        self._append(
             {
                 "type": "call_refused",
                 "timestamp": datetime.now(UTC).isoformat(),
@@ -356,7 +421,8 @@ class ToolCallPipeline:
                 },
                 "verdict": verdict.model_dump(mode="json"),
                 "outcome": {"status": "denied", "detail": detail[:500]},
-            }
+            },
+            "call_refused",
         )
 
     def _record(
@@ -369,18 +435,27 @@ class ToolCallPipeline:
         detail: str = "",
     ) -> None:
         """Append the one record of an action that does not run (denied, rejected), fsynced."""
-        d = self._d
-        d.audit.append(
-            AuditRecord(
-                surface=d.surface,
-                session_id=d.session_id,
-                model=d.model_name,
-                action=draft,
-                verdict=verdict,
-                approval=approval,
-                outcome=_outcome(status, detail, None),
-            )
+        self._append(
+            self._records().not_run(draft, verdict, approval, _outcome(status, detail, None)), status
         )
+
+    def _records(self) -> ActionRecords:
+        d = self._d
+        return ActionRecords(d.surface, d.session_id, d.model_name)
+
+    def _append(
+        self,
+        record: AuditRecord | IntentRecord | OutcomeRecord | dict[str, Any],
+        kind: str,
+        *,
+        settling: bool = False,
+    ) -> None:
+        """One audit append (fsynced, or settling: see ``AuditLog.append_settling``), traced with its seq."""
+        with span("seepient.audit.append", {"seepient.audit.record": kind}) as traced:
+            audit = self._d.audit
+            entry = audit.append_settling(record) if settling else audit.append(record)
+            traced.set("seepient.audit.seq", entry.seq)
+        metrics.audit_append(kind)
 
     def _finish(
         self,
@@ -401,8 +476,14 @@ class ToolCallPipeline:
             action_id=draft.id if draft else None,
             digest=draft.digest if draft else None,
             data=data or {},
+            summary=draft.summary if draft else None,
         )
         return CallResult(message=Message.tool_result(call, text, is_error=status != "ok"), status=status)
+
+
+def _backend(executor: ActionExecutor) -> str:
+    """``worker`` for a Docker worker behind the scheduler, ``local`` for this machine (in its jail)."""
+    return str(getattr(executor, "execution_backend", "local"))
 
 
 def _outcome(status: OutcomeStatus, detail: str, output: ToolOutput | None) -> AuditOutcome:

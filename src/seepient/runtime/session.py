@@ -45,16 +45,9 @@ class Session:
         """The session's hooks; ``hooks.add(event, fn, matcher=...)`` registers a Python callable."""
         self.mcp = parts.mcp
         """The session's MCP servers; they start with the first turn (or ``await session.start_mcp()``)."""
-        self._model = parts.model
-        self._events = parts.events
         self._loop = parts.loop
+        self._parts = parts
         self._lock = asyncio.Lock()
-        self._history = parts.history
-        self._policy = parts.policy
-        self._pipeline = parts.pipeline
-        self._deps = parts.deps
-        self._router = parts.router
-        self._owns_router = parts.owns_router
 
     @classmethod
     def open(cls, options: SessionOptions) -> Session:
@@ -64,7 +57,7 @@ class Session:
     @property
     def history(self) -> tuple[Message, ...]:
         """The messages the model has seen so far (without the system prompt)."""
-        return tuple(self._history)
+        return tuple(self._parts.history)
 
     @property
     def todos(self) -> tuple[TodoItem, ...]:
@@ -76,14 +69,14 @@ class Session:
         """Switch the consent mode for the next action (a surface's mode toggle); returns the canonical name.
 
         Raises ``SettingsError`` for an unknown mode or one the managed settings switch off."""
-        policy, deps = self._policy, self._deps
+        policy, deps = self._parts.policy, self._parts.deps
         canonical = normalise_mode(mode)
         if canonical in policy.rules.disabled_modes:
             raise SettingsError(f"the managed settings switch the {canonical} mode off")
         policy.mode = canonical
         self.context.set_consent_mode(canonical)
         if canonical == "auto" and deps.classifier is None:
-            deps.classifier = auto_mode_classifier(self._router.efficient() or self._model)
+            deps.classifier = auto_mode_classifier(self._parts.router.efficient() or self._parts.model)
         elif canonical != "auto":
             deps.classifier = None
         self.mode = canonical
@@ -93,24 +86,24 @@ class Session:
         """Compact the history now (``/compact``); False when there was nothing to shorten."""
         async with self._lock:
             result = await self.context.fit(
-                self.context.system_prompt(), self._history, tuple(self.registry.specs()), force=True
+                self.context.system_prompt(), self._parts.history, tuple(self.registry.specs()), force=True
             )
             if result is None:
                 return False
-            self._history[:] = result.messages
-            self._events.emit(CompactionEvent, turn_id=None, **result.event_fields())
+            self._parts.history[:] = result.messages
+            self._parts.events.emit(CompactionEvent, turn_id=None, **result.event_fields())
             return True
 
     def subscribe(self, listener: EventListener) -> None:
-        self._events.subscribe(listener)
+        self._parts.events.subscribe(listener)
 
     def events_since(self, seq: int) -> list[RuntimeEvent]:
-        return self._events.since(seq)
+        return self._parts.events.since(seq)
 
     def model_for(self, purpose: Purpose) -> Model:
         """The model for ``purpose`` at the standard tier: its route from the settings, with ``--model`` as its
         primary when given."""
-        return self._router.route(purpose, "standard")
+        return self._parts.router.route(purpose, "standard")
 
     async def run(
         self, prompt: str, images: tuple[ImagePart, ...] = (), *, plan: bool = False
@@ -141,19 +134,21 @@ class Session:
         the model's, through the same pipeline: policy, approval, execution and audit."""
         async with self._lock:
             await self.mcp.start()
-            return await self._pipeline.run(call, new_id("turn"))
+            await self.mcp.ready()
+            return await self._parts.pipeline.run(call, new_id("turn"))
 
     async def start_mcp(self) -> None:
         """Start the configured MCP servers now rather than with the first turn (to list their tools);
         problems become ``error`` events and the session goes on."""
         async with self._lock:
             await self.mcp.start()
+            await self.mcp.ready()
 
     async def aclose(self) -> None:
         # Background processes and language servers die with the session.
-        await self._deps.executor.aclose()
+        await self._parts.deps.executor.aclose()
         await self.mcp.aclose()
-        await self._model.aclose()
-        if self._owns_router:
-            await self._router.aclose()
+        await self._parts.model.aclose()
+        if self._parts.owns_router:
+            await self._parts.router.aclose()
         self.audit.close()

@@ -34,15 +34,9 @@ from typing import Protocol
 
 from seepient.config import Settings, SettingsError
 from seepient.config.settings import PermissionSources, normalise_mode
-from seepient.policy.delegation import (
-    MODE_ORDER,
-    WORKTREES_RELATIVE,
-    child_rule_sources,
-    is_worktree,
-    looser_mode,
-    worktree_name_problem,
-    worktree_path,
-)
+from seepient.config.worktrees import WORKTREES_RELATIVE, is_worktree, worktree_name_problem, worktree_path
+from seepient.policy.delegation import child_rule_sources, looser_mode
+from seepient.policy.modes import MODE_ORDER
 from seepient.protocol import (
     AgentTask,
     PermissionRequest,

@@ -7,8 +7,9 @@ task needs (no cryptography, no aiohttp, no Docker client).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from seepient._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from seepient.scheduler.config import SchedulerConfig, SchedulerConfigError, load_scheduler_config
@@ -45,8 +46,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOMES.get(name)
-    if module is None:
-        raise AttributeError(name)
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _HOMES)

@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from seepient.crypto import CryptoFileError, load_signing_key, load_verify_key
+from seepient.protocol.errors import ConfigurationError
+from seepient.protocol.frozen import deferred_config
 
 
-class SchedulerConfigError(Exception):
+class SchedulerConfigError(ConfigurationError):
     """A scheduler config that cannot be used; the message names the file and the field."""
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = deferred_config(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class ListenSettings(_Section):
@@ -57,6 +60,12 @@ class SchedulerConfig(_Section):
     state_dir: Path = Field(alias="stateDir")
     pool_size: int = Field(default=0, alias="poolSize", ge=0, le=16)
     """Warm single-use containers kept per (workspace, limits) in use; 0 starts each one on demand."""
+    metrics_listen: ListenSettings | None = Field(default=None, alias="metricsListen")
+    """A plain-HTTP listener serving only ``GET /metrics`` (for a Prometheus without a client certificate);
+    its address is its protection, so keep it on loopback or a monitoring network. ``/metrics`` is also served
+    on the mTLS listener, to allowed identities."""
+    log_format: Literal["text", "json"] = Field(default="text", alias="logFormat")
+    """``json``: the scheduler's events (each audit record, too) as one JSON object a line on stderr."""
 
     def dispatch_verify_key(self, key_id: str) -> Ed25519PublicKey | None:
         """The public key configured for ``key_id``, or None when no such key is configured.

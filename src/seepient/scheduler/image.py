@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import seepient
+from seepient.protocol.errors import ExecutionError
 
 DEFAULT_TAG = "seepient/worker:latest"
 BASE_REPOSITORY = "seepient/worker-base"
@@ -49,8 +49,10 @@ WORKER_DISTRIBUTIONS = (
 
 WORKER_MODULES = (
     "__init__.py",
+    "_lazy_exports.py",
     "protocol",
     "execution/__init__.py",
+    "execution/capped_output.py",
     "execution/commit.py",
     "execution/nofollow.py",
     "scheduler/__init__.py",
@@ -67,7 +69,7 @@ _BASE_RECIPE = {
 }
 
 
-class ImageBuildError(Exception):
+class ImageBuildError(ExecutionError):
     """The image cannot be built here; the message says what is missing and how to fix it."""
 
 
@@ -190,7 +192,7 @@ def _image_id(reference: str) -> str | None:
 def _stage_overlay(overlay: Path) -> None:
     """Copy the worker's sources into ``overlay`` as they will sit in the image (byte code comes later)."""
     site = overlay / SITE_PACKAGES
-    package = Path(seepient.__file__).parent
+    package = Path(__file__).resolve().parent.parent  # the seepient package this module is part of
     for entry in WORKER_MODULES:
         source = package / entry
         target = site / "seepient" / entry

@@ -31,6 +31,7 @@ from aiodocker.containers import DockerContainer
 
 from seepient.execution.sandbox.bwrap import protected_workspace_paths
 from seepient.protocol import ContainerSettings, FileChange, ShellCommand
+from seepient.protocol.errors import ExecutionError
 from seepient.scheduler.verify import VerifiedDispatch
 
 DISPATCH_LABEL = "seepient.dispatch_id"
@@ -47,7 +48,7 @@ MAX_POOL_SHAPES = 8
 """Warm containers are kept for at most this many (workspace, limits) shapes' worth of ``pool_size``."""
 
 
-class LaunchError(Exception):
+class LaunchError(ExecutionError):
     """The container could not be run as required; the dispatch result carries this message as ``error``."""
 
 

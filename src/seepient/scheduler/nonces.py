@@ -9,6 +9,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from seepient.protocol.errors import StorageError
+
 NONCE_DATABASE = "nonces.sqlite3"
 
 _SCHEMA = """
@@ -21,7 +23,7 @@ CREATE TABLE IF NOT EXISTS spent_dispatch (
 """
 
 
-class NonceStoreError(Exception):
+class NonceStoreError(StorageError):
     """The nonce store cannot be opened or written; the scheduler must refuse dispatches until it can."""
 
 

@@ -8,10 +8,11 @@ import hmac
 from cryptography import x509
 
 from seepient.crypto import CertificateRejected, CryptoFileError, load_certificates, verify_client_certificate
+from seepient.protocol.errors import AuthError
 from seepient.scheduler.config import SchedulerConfig
 
 
-class PeerRefused(Exception):
+class PeerRefused(AuthError):
     """A caller the scheduler must answer with 403; the message says what was wrong with its certificate."""
 
 

@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import datetime as dt
 import json
+import logging
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -21,11 +23,15 @@ from typing import Any
 import aiodocker
 from aiohttp import web
 
+from seepient import telemetry
 from seepient.audit.log import AuditLog
 from seepient.crypto import sign_dispatch_result
 from seepient.crypto.signing import key_id_for
-from seepient.execution.control_guard import ControlGuard, ControlWatch, repairs_note
+from seepient.execution.control_guard import ControlGuard, repairs_note
+from seepient.execution.control_watch import ControlWatch
 from seepient.protocol import DispatchResult
+from seepient.protocol.errors import ExecutionError
+from seepient.protocol.fields import same_named
 from seepient.scheduler.config import SchedulerConfig
 from seepient.scheduler.launcher import ContainerLauncher, LaunchError, WorkerRun
 from seepient.scheduler.nonces import NonceStore, NonceStoreError
@@ -48,9 +54,10 @@ _STATUS = {
     RefusalReason.REPLAYED: 409,
 }
 _IDENTITY = web.AppKey("identity", str)
+_log = logging.getLogger("seepient.scheduler")
 
 
-class SchedulerStartError(Exception):
+class SchedulerStartError(ExecutionError):
     """The scheduler cannot serve (no Docker engine, no worker image); the message says how to fix it."""
 
 
@@ -80,6 +87,7 @@ class SchedulerService:
         self.app = web.Application(client_max_size=MAX_DISPATCH_BYTES, middlewares=[self._authorize])
         self.app.router.add_get("/v1/health", self._health)
         self.app.router.add_post("/v1/dispatch", self._dispatch)
+        self.app.router.add_get("/metrics", metrics_page)
         self.app.on_startup.append(self._start)
         self.app.on_cleanup.append(self._stop)
 
@@ -145,11 +153,13 @@ class SchedulerService:
                 self._record("swept", orphans_removed=removed, nonces_pruned=pruned)
 
     def _record(self, event: str, **fields: Any) -> None:
+        telemetry.log_event(_log, event, _jsonable(fields))
         if self._audit is None:
             return
         self._audit.append(
             {"type": "scheduler", "event": event, "timestamp": _now().isoformat(), **_jsonable(fields)}
         )
+        telemetry.metrics.audit_append(event)
 
     @web.middleware
     async def _authorize(
@@ -161,6 +171,7 @@ class SchedulerService:
             identity = authorize_peer(peer, config=self.config, now=_now())
         except PeerRefused as exc:
             self._record("peer_refused", path=request.path, reason=str(exc))
+            telemetry.metrics.dispatch_refused("scheduler", "peer")
             return _error(403, "forbidden", str(exc))
         request[_IDENTITY] = identity
         return await handler(request)
@@ -183,6 +194,18 @@ class SchedulerService:
         )
 
     async def _dispatch(self, request: web.Request) -> web.Response:
+        # The control plane's traceparent only links this span to its trace: it sits outside the signed
+        # dispatch and grants nothing (a forged one mislabels a span, nothing more).
+        parent = telemetry.remote_parent(request.headers)
+        received = time.monotonic()
+        with telemetry.span("seepient.scheduler.dispatch", parent=parent) as traced:
+            response = await self._dispatch_traced(request, traced)
+            traced.set("http.response.status_code", response.status)
+        outcome = "ran" if response.status == 200 else "refused"
+        telemetry.metrics.dispatch("scheduler", outcome, time.monotonic() - received)
+        return response
+
+    async def _dispatch_traced(self, request: web.Request, traced: telemetry.Span) -> web.Response:
         identity = request[_IDENTITY]
         raw = await request.read()
         assert self._nonces is not None
@@ -198,15 +221,20 @@ class SchedulerService:
                 reason=exc.reason.value,
                 message=exc.message,
             )
+            traced.set("seepient.scheduler.refusal", exc.reason.value)
+            telemetry.metrics.dispatch_refused("scheduler", exc.reason.value)
             return _error(_STATUS.get(exc.reason, 422), exc.reason.value, exc.message)
         except NonceStoreError as exc:
             self._record(
                 "dispatch_refused", dispatch_id=_claimed_id(raw), identity=identity, reason="nonce_store"
             )
+            telemetry.metrics.dispatch_refused("scheduler", "nonce_store")
             return _error(
                 503, "nonce_store", f"{exc}; the scheduler refuses dispatches until it can record nonces"
             )
         dispatch = verified.dispatch
+        traced.set("seepient.worker.dispatch_id", dispatch.dispatch_id)
+        traced.set("seepient.action.digest", dispatch.action.digest)
         self._record(
             "dispatch_accepted",
             dispatch_id=dispatch.dispatch_id,
@@ -217,15 +245,17 @@ class SchedulerService:
             kind=dispatch.action.kind,
             limits=dispatch.limits.model_dump(mode="json"),
         )
-        result = await self._run(verified)
+        with telemetry.span("seepient.scheduler.container") as container:
+            result = await self._run(verified)
+            container.set("seepient.execution.exit_code", result.exit_code)
+            container.set("seepient.execution.timed_out", result.timed_out)
+            container.set("seepient.execution.duration_ms", result.duration_ms)
+            if result.error is not None:
+                container.fail("worker_error")
         self._record(
             "dispatch_completed",
             dispatch_id=dispatch.dispatch_id,
-            exit_code=result.exit_code,
-            timed_out=result.timed_out,
-            oom_killed=result.oom_killed,
-            duration_ms=result.duration_ms,
-            error=result.error,
+            **same_named(result, ("exit_code", "timed_out", "oom_killed", "duration_ms", "error")),
             container=result.container.model_dump(mode="json") if result.container else None,
             result_signature=result.signature,
         )
@@ -264,17 +294,20 @@ class SchedulerService:
         return await asyncio.to_thread(sign_dispatch_result, fields, self._signing_key)
 
 
+_RUN_FIELDS = (
+    "exit_code",
+    "stdout",
+    "stderr",
+    "output_truncated",
+    "duration_ms",
+    "timed_out",
+    "oom_killed",
+    "container",
+)
+
+
 def _run_fields(run: WorkerRun) -> dict[str, Any]:
-    return {
-        "exit_code": run.exit_code,
-        "stdout": run.stdout,
-        "stderr": run.stderr,
-        "output_truncated": run.output_truncated,
-        "duration_ms": run.duration_ms,
-        "timed_out": run.timed_out,
-        "oom_killed": run.oom_killed,
-        "container": run.container,
-    }
+    return same_named(run, _RUN_FIELDS)
 
 
 def _error(status: int, reason: str, message: str) -> web.Response:
@@ -304,13 +337,38 @@ async def serve(
     on_ready: Callable[[str], None] = lambda _url: None,
 ) -> None:
     """Serve until cancelled (Ctrl-C or SIGTERM); pooled and in-flight containers are removed on the way out."""
+    if config.log_format == "json":
+        telemetry.use_json_logs()
+    telemetry.configure(environ=None, service_name="seepient-scheduler")
+    telemetry.metrics.enable()
     service = SchedulerService(config, docker_url=docker_url)
     runner = web.AppRunner(service.app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, config.listen.host, config.listen.port, ssl_context=server_ssl_context(config))
+    plain: web.AppRunner | None = None
     try:
         await site.start()
+        if config.metrics_listen is not None:
+            plain = await _serve_metrics(config.metrics_listen.host, config.metrics_listen.port)
         on_ready(f"https://{config.listen.host}:{config.listen.port}")
         await asyncio.Event().wait()
     finally:
+        if plain is not None:
+            await plain.cleanup()
         await runner.cleanup()
+        telemetry.flush()
+
+
+async def metrics_page(_request: web.Request) -> web.Response:
+    body, content_type = telemetry.metrics.exposition()
+    return web.Response(body=body, headers={"content-type": content_type})
+
+
+async def _serve_metrics(host: str, port: int) -> web.AppRunner:
+    """Only ``GET /metrics``, without TLS: counters and durations, no ids, paths or identities in it."""
+    app = web.Application()
+    app.router.add_get("/metrics", metrics_page)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner

@@ -4,9 +4,11 @@ configured key over every field, times, lease, limits, action digest, and a nonc
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hmac
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
@@ -17,6 +19,7 @@ from pydantic import ValidationError
 from seepient.crypto import CryptoFileError, signature_valid
 from seepient.protocol import FileChange, ShellCommand, WorkerDispatch
 from seepient.protocol.actions import payload_digest
+from seepient.protocol.errors import RefusalError
 from seepient.scheduler.config import SchedulerConfig
 from seepient.scheduler.nonces import NonceStore
 
@@ -42,7 +45,7 @@ class RefusalReason(StrEnum):
     UNSUPPORTED_ACTION = "unsupported_action"
 
 
-class DispatchRefused(Exception):
+class DispatchRefused(RefusalError):
     """A dispatch the scheduler will not run: ``reason`` for programs, the message for people."""
 
     def __init__(self, reason: RefusalReason, message: str) -> None:
@@ -73,12 +76,8 @@ def verify_dispatch(
     document = _parse(raw_json)
     _check_signature(document, config)
     stated_digest = _stated_digest(document)
-    try:
+    with _refused_on(ValidationError, RefusalReason.MALFORMED, "the signed document is not a WorkerDispatch"):
         dispatch = WorkerDispatch.model_validate(document)
-    except ValidationError as exc:
-        raise DispatchRefused(
-            RefusalReason.MALFORMED, f"the signed document is not a WorkerDispatch: {exc}"
-        ) from None
     if not hmac.compare_digest(stated_digest.encode(), payload_digest(dispatch.action.payload).encode()):
         raise DispatchRefused(RefusalReason.DIGEST_MISMATCH, "the action's digest does not match its payload")
     _check_times(dispatch, now)
@@ -91,15 +90,24 @@ def verify_dispatch(
     return VerifiedDispatch(dispatch, workspace)
 
 
+@contextlib.contextmanager
+def _refused_on(
+    errors: type[Exception] | tuple[type[Exception], ...], reason: RefusalReason, what: str
+) -> Iterator[None]:
+    """An error of ``errors`` in the block is a refusal for ``reason``: ``what`` went wrong, and the error."""
+    try:
+        yield
+    except errors as exc:
+        raise DispatchRefused(reason, f"{what}: {exc}") from None
+
+
 def _parse(raw_json: str | bytes) -> dict[str, Any]:
     if len(raw_json) > MAX_DISPATCH_BYTES:
         raise DispatchRefused(
             RefusalReason.MALFORMED, f"the dispatch is larger than {MAX_DISPATCH_BYTES} bytes"
         )
-    try:
+    with _refused_on((ValueError, UnicodeDecodeError), RefusalReason.MALFORMED, "the dispatch is not JSON"):
         document = json.loads(raw_json, object_pairs_hook=_refuse_duplicate_keys)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DispatchRefused(RefusalReason.MALFORMED, f"the dispatch is not JSON: {exc}") from None
     if not isinstance(document, dict):
         raise DispatchRefused(RefusalReason.MALFORMED, "the dispatch is not a JSON object")
     return document
@@ -117,12 +125,8 @@ def _check_signature(document: dict[str, Any], config: SchedulerConfig) -> None:
     key_id, signature = document.get("key_id"), document.get("signature")
     if not isinstance(key_id, str) or not isinstance(signature, str):
         raise DispatchRefused(RefusalReason.MALFORMED, "the dispatch has no key_id or signature")
-    try:
+    with _refused_on(CryptoFileError, RefusalReason.UNKNOWN_KEY, f"the key for {key_id!r} cannot be loaded"):
         verify_key = config.dispatch_verify_key(key_id)
-    except CryptoFileError as exc:
-        raise DispatchRefused(
-            RefusalReason.UNKNOWN_KEY, f"the key for {key_id!r} cannot be loaded: {exc}"
-        ) from None
     if verify_key is None:
         raise DispatchRefused(RefusalReason.UNKNOWN_KEY, f"no dispatch key {key_id!r} is configured")
     if not signature_valid(document, signature, verify_key):
@@ -174,14 +178,10 @@ def _check_lease(dispatch: WorkerDispatch, config: SchedulerConfig, now: dt.date
             RefusalReason.LEASE_OUTSIDE_ROOT,
             f"the leased workspace {lease.workspace!r} must be an absolute path without '..'",
         )
-    try:
+    cannot = f"the leased workspace {lease.workspace!r} cannot be resolved"
+    with _refused_on((OSError, RuntimeError), RefusalReason.LEASE_OUTSIDE_ROOT, cannot):
         root = tenant.workspace_root.resolve(strict=True)
         workspace = Path(requested).resolve(strict=True)
-    except (OSError, RuntimeError) as exc:
-        raise DispatchRefused(
-            RefusalReason.LEASE_OUTSIDE_ROOT,
-            f"the leased workspace {lease.workspace!r} cannot be resolved: {exc}",
-        ) from None
     # Symlinks are resolved first, so a link inside the root that points out of it is judged by its target.
     if not workspace.is_relative_to(root) or not workspace.is_dir():
         raise DispatchRefused(

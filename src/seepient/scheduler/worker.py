@@ -1,9 +1,10 @@
 """The worker entrypoint that runs inside a dispatch container: reads one task, runs it, prints one JSON result.
 
-Only the standard library is imported for a shell task (a Python start is part of every dispatch's
-latency); a file commit loads the exact commit helper. The container is the jail, so no second
-sandbox (bubblewrap) runs inside it: it would need new namespaces, which the dropped capabilities and
-the engine's default seccomp profile rightly deny to the container.
+Only the standard library (and the capped output buffer, which needs nothing more) is imported for a
+shell task (a Python start is part of every dispatch's latency); a file commit loads the exact commit
+helper. The container is the jail, so no second sandbox (bubblewrap) runs inside it: it would need new
+namespaces, which the dropped capabilities and the engine's default seccomp profile rightly deny to the
+container.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import threading
 import time
 from typing import Any
 
+from seepient.execution.capped_output import CappedOutput
+
 DEFAULT_TASK_PATH = "/run/seepient/task"
 """Where the scheduler puts the task: a regular file for a fresh container, a FIFO for a pooled one."""
 
@@ -24,22 +27,9 @@ _CHUNK = 64 * 1024
 _DEFAULT_SHELL = "/bin/bash"
 
 
-class _Capped:
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.data = bytearray()
-        self.truncated = False
-
-    def drain(self, stream: Any) -> None:
-        while chunk := stream.read(_CHUNK):
-            room = self.cap - len(self.data)
-            if len(chunk) > room:
-                self.truncated = True
-                chunk = chunk[: max(room, 0)]
-            self.data += chunk
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", errors="replace")
+def _drain(stream: Any, sink: CappedOutput) -> None:
+    while chunk := stream.read(_CHUNK):
+        sink.feed(chunk)
 
 
 def run_shell(task: dict[str, Any]) -> dict[str, Any]:
@@ -59,9 +49,9 @@ def run_shell(task: dict[str, Any]) -> dict[str, Any]:
         )
     except OSError as exc:
         return _result(127, "", f"cannot start {shell} in {task['cwd']}: {exc.strerror or exc}", started)
-    out, err = _Capped(cap), _Capped(cap)
+    out, err = CappedOutput(cap), CappedOutput(cap)
     readers = [
-        threading.Thread(target=sink.drain, args=(stream,), daemon=True)
+        threading.Thread(target=_drain, args=(stream, sink), daemon=True)
         for sink, stream in ((out, child.stdout), (err, child.stderr))
     ]
     for reader in readers:

@@ -3,6 +3,10 @@
 SQLite runs in WAL mode with ``synchronous=NORMAL``: every commit survives a crash or ``kill -9`` of the
 server (an OS crash may drop the last few, never corrupt); PostgreSQL is reached with psycopg 3. Every
 query that reads a session takes the principal, so a caller cannot forget the tenancy check.
+
+``Store`` is one class over one pair of engines and one transaction discipline (every write through
+``_write``), which is why this module stays near 700 lines; the records it returns are ``records.py`` and the
+SQLite file handling ``sqlite_files.py``.
 """
 
 from __future__ import annotations
@@ -11,23 +15,42 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
-import os
+import operator
 import secrets
-import stat
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Connection, bindparam, delete, event, func, insert, or_, select, text, update
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy import Connection, bindparam, delete, event, func, insert, inspect, or_, select, text, update
+from sqlalchemy.engine import Dialect, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.sql.expression import ClauseElement
 
+from seepient.protocol.errors import StorageError
+from seepient.store.home_db import MIGRATIONS as _MIGRATIONS
+from seepient.store.home_db import home_database, newest_revision
+from seepient.store.records import (
+    IssuedToken,
+    PendingApproval,
+    SessionRecord,
+    StoredEvent,
+    TokenInfo,
+    TurnClaim,
+    TurnEnd,
+    TurnRecord,
+    aware,
+    session_record,
+    turn_record,
+)
+from seepient.store.sqlite_files import private_sqlite_file, sqlite_pragmas
 from seepient.store.tables import (
     EventRow,
     GrantRow,
@@ -39,18 +62,6 @@ from seepient.store.tables import (
     TurnRow,
 )
 
-__all__ = [
-    "IssuedToken",
-    "PendingApproval",
-    "SessionRecord",
-    "Store",
-    "StoreError",
-    "StoredEvent",
-    "TurnClaim",
-    "TurnRecord",
-    "database_url",
-]
-
 _TOKEN_PREFIX = "spt"
 #: The PostgreSQL channel on which replicas announce committed changes (see ``seepient.store.notify``).
 CHANGES_CHANNEL = "seepient_changes"
@@ -61,75 +72,14 @@ REPLICA_STALE_S = 15.0
 CloseCutTurn = Callable[[str, str, int], tuple[str, str]]
 
 
-class StoreError(Exception):
+class StoreError(StorageError):
     """The database could not be opened or migrated; the message says which and what to do."""
-
-
-@dataclass(frozen=True)
-class IssuedToken:
-    """A new bearer token; ``secret`` is the whole token and is shown once, never stored."""
-
-    token_id: str
-    principal: str
-    secret: str
-
-
-@dataclass(frozen=True)
-class SessionRecord:
-    id: str
-    principal: str
-    workspace: str
-    model: str
-    mode: str
-    status: str
-    last_seq: int
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class TurnRecord:
-    id: str
-    session_id: str
-    number: int
-    prompt: str
-    status: str
-    reply: str
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class TurnClaim:
-    """The answer to ``claim_turn``: whether this replica may run a turn now, who runs one otherwise, and the
-    session's last stored event."""
-
-    claimed: bool
-    owner: str | None
-    last_seq: int
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    seq: int
-    type: str
-    data: str
-    """The event's JSON text."""
-
-
-@dataclass(frozen=True)
-class PendingApproval:
-    request_id: str
-    session_id: str
-    body: dict[str, Any]
-    status: str
-    expires_at: datetime
-    answer: dict[str, Any] | None = None
 
 
 def database_url(raw: str | None, home: Path) -> str:
     """The SQLAlchemy async URL for ``--database`` (``sqlite:///…``, ``postgresql://…``), default the home DB."""
     if not raw:
-        return f"sqlite+aiosqlite:///{home / 'seepient.db'}"
+        return f"sqlite+aiosqlite:///{home_database(home)}"
     url = make_url(raw)
     driver = url.drivername
     if driver in ("sqlite", "sqlite+aiosqlite"):
@@ -143,47 +93,30 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _aware(value: datetime) -> datetime:
-    # SQLite hands timestamps back without a zone although they were written in UTC.
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 def _hash_secret(secret: str) -> str:
     # Tokens carry 256 random bits, so a fast hash is enough: there is nothing to brute-force.
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def _session_record(row: SessionRow) -> SessionRecord:
-    return SessionRecord(
-        id=row.id,
-        principal=row.principal,
-        workspace=row.workspace,
-        model=row.model,
-        mode=row.mode,
-        status=row.status,
-        last_seq=row.last_seq,
-        created_at=_aware(row.created_at),
-        updated_at=_aware(row.updated_at),
-    )
-
-
-def _turn_record(row: TurnRow) -> TurnRecord:
-    return TurnRecord(
-        id=row.id,
-        session_id=row.session_id,
-        number=row.number,
-        prompt=row.prompt,
-        status=row.status,
-        reply=row.reply,
-        reason=row.reason,
-    )
-
-
 def _migrate(connection: Connection) -> None:
+    # A database already at the newest schema (every open but the first) needs no migration, and loading
+    # alembic and its script folder to learn that costs a short command a noticeable share of its time.
+    if _current_revision(connection) == newest_revision():
+        return
+    from alembic import command
+    from alembic.config import Config
+
     config = Config()
-    config.set_main_option("script_location", str(resources.files("seepient.store") / "migrations"))
+    config.set_main_option("script_location", str(_MIGRATIONS))
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
+
+
+def _current_revision(connection: Connection) -> str | None:
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    rows = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    return rows[0] if len(rows) == 1 else None
 
 
 class Store:
@@ -204,6 +137,8 @@ class Store:
         # race for the file lock, keeps a busy server from failing with "database is locked".
         self._one_writer = asyncio.Lock() if engine.dialect.name == "sqlite" else None
         self.shared = engine.dialect.name == "postgresql"
+        self._insert_events = _DriverStatement(_INSERT_EVENT, engine.dialect)
+        self._raise_last_seqs = _DriverStatement(_RAISE_LAST_SEQ, engine.dialect)
         """Whether several replicas may share this database (PostgreSQL); SQLite belongs to one process."""
         self.replica_id: str | None = None
         """Set by the server: names this replica in the notifications it sends."""
@@ -214,6 +149,14 @@ class Store:
             async with self._writers.begin() as db:
                 yield db
 
+    @asynccontextmanager
+    async def _write_core(self) -> AsyncIterator[AsyncConnection]:
+        """``_write`` without the ORM session, for the event stream's batches: a session's own begin, commit
+        and close cost about a third of a small batch's time in the event loop, and the batches use none of it."""
+        async with self._one_writer or contextlib.nullcontext():
+            async with (self._write_engine or self.engine).begin() as connection:
+                yield connection
+
     @classmethod
     async def open(cls, url: str) -> Store:
         """Connect to ``url`` (an async SQLAlchemy URL, see ``database_url``) and migrate it to the latest schema."""
@@ -223,16 +166,16 @@ class Store:
             if parsed.database and parsed.database != ":memory:":
                 try:
                     Path(parsed.database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                    _private_sqlite_file(Path(parsed.database))
+                    private_sqlite_file(Path(parsed.database))
                 except OSError as exc:
                     raise StoreError(f"cannot open the database {shown}: {exc.strerror or exc}") from None
             engine = create_async_engine(url)
-            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(engine.sync_engine, "connect", sqlite_pragmas)
             write_engine: AsyncEngine | None = None
             if parsed.database and parsed.database != ":memory:":
                 # One connection is all the writes need: SQLite takes one writer at a time anyway.
                 write_engine = create_async_engine(url, pool_size=1, max_overflow=0)
-                event.listen(write_engine.sync_engine, "connect", _sqlite_pragmas)
+                event.listen(write_engine.sync_engine, "connect", sqlite_pragmas)
         else:
             engine = create_async_engine(url, pool_pre_ping=True)
             write_engine = None
@@ -255,7 +198,7 @@ class Store:
         """The database as a libpq connection URI, for a dedicated ``LISTEN`` connection."""
         return self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
-    async def _notify(self, db: AsyncSession, payloads: Sequence[str]) -> None:
+    async def _notify(self, db: AsyncSession | AsyncConnection, payloads: Sequence[str]) -> None:
         # Sent inside the writing transaction: PostgreSQL delivers notifications on commit, never before.
         if self.shared and payloads:
             await db.execute(
@@ -268,22 +211,50 @@ class Store:
 
     # -- tokens ---------------------------------------------------------------------------------------
 
-    async def create_token(self, principal: str) -> IssuedToken:
+    async def _add(self, row: object) -> None:
+        """Insert one row in a transaction of its own."""
+        async with self._write() as db:
+            db.add(row)
+
+    async def create_token(self, principal: str, *, expires_in: timedelta | None = None) -> IssuedToken:
+        """A new token for ``principal``; with ``expires_in`` it stops authenticating after that long."""
         if not principal or len(principal) > 200 or not principal.isprintable():
             raise ValueError("a principal is a printable name of 1 to 200 characters")
+        if expires_in is not None and expires_in <= timedelta(0):
+            raise ValueError("a token's lifetime must be positive")
         token_id = secrets.token_hex(8)
         secret = f"{_TOKEN_PREFIX}_{token_id}_{secrets.token_urlsafe(32)}"
-        async with self._write() as db:
-            db.add(
-                TokenRow(
-                    id=token_id, principal=principal, secret_sha256=_hash_secret(secret), created_at=_now()
-                )
+        now = _now()
+        await self._add(
+            TokenRow(
+                id=token_id,
+                principal=principal,
+                secret_sha256=_hash_secret(secret),
+                created_at=now,
+                expires_at=now + expires_in if expires_in is not None else None,
             )
+        )
         return IssuedToken(token_id=token_id, principal=principal, secret=secret)
+
+    async def list_tokens(self) -> list[TokenInfo]:
+        """Every token, oldest first, with its state; secrets are not kept, so none can be shown."""
+        async with self._sessions() as db:
+            rows = await db.scalars(select(TokenRow).order_by(TokenRow.created_at))
+            return [
+                TokenInfo(
+                    token_id=r.id,
+                    principal=r.principal,
+                    created_at=aware(r.created_at),
+                    expires_at=aware(r.expires_at) if r.expires_at is not None else None,
+                    revoked_at=aware(r.revoked_at) if r.revoked_at is not None else None,
+                )
+                for r in rows
+            ]
 
     async def authenticate(self, secret: str) -> tuple[str, str] | None:
         """``(token_id, principal)`` for a valid, unrevoked token, else ``None``."""
-        parts = secret.split("_")
+        # The random part is URL-safe base64 and may itself hold underscores.
+        parts = secret.split("_", 2)
         if len(parts) < 3 or parts[0] != _TOKEN_PREFIX:
             return None
         token_id = parts[1]
@@ -294,12 +265,19 @@ class Store:
         matches = hmac.compare_digest(_hash_secret(secret), stored)
         if row is None or not matches or row.revoked_at is not None:
             return None
+        if row.expires_at is not None and aware(row.expires_at) <= _now():
+            return None
         return row.id, row.principal
 
     async def has_tokens(self) -> bool:
         async with self._sessions() as db:
             count = await db.scalar(
-                select(func.count()).select_from(TokenRow).where(TokenRow.revoked_at.is_(None))
+                select(func.count())
+                .select_from(TokenRow)
+                .where(
+                    TokenRow.revoked_at.is_(None),
+                    or_(TokenRow.expires_at.is_(None), TokenRow.expires_at > _now()),
+                )
             )
         return bool(count)
 
@@ -329,9 +307,8 @@ class Store:
             created_at=now,
             updated_at=now,
         )
-        async with self._write() as db:
-            db.add(row)
-        return _session_record(row)
+        await self._add(row)
+        return session_record(row)
 
     async def get_session(self, session_id: str, principal: str) -> SessionRecord | None:
         """The session when it exists *and* belongs to ``principal``; anything else reads as absent."""
@@ -339,14 +316,14 @@ class Store:
             row = await db.scalar(
                 select(SessionRow).where(SessionRow.id == session_id, SessionRow.principal == principal)
             )
-        return _session_record(row) if row is not None else None
+        return session_record(row) if row is not None else None
 
     async def list_sessions(self, principal: str) -> list[SessionRecord]:
         async with self._sessions() as db:
             rows = await db.scalars(
                 select(SessionRow).where(SessionRow.principal == principal).order_by(SessionRow.created_at)
             )
-            return [_session_record(r) for r in rows]
+            return [session_record(r) for r in rows]
 
     async def delete_session(self, session_id: str, principal: str) -> bool:
         async with self._write() as db:
@@ -393,7 +370,7 @@ class Store:
                 .where(SessionRow.id == session_id)
                 .values(status="running", updated_at=_now())
             )
-        return _turn_record(row)
+        return turn_record(row)
 
     async def finish_turn(
         self,
@@ -406,26 +383,16 @@ class Store:
         messages: Sequence[dict[str, Any]],
     ) -> None:
         """Close a turn and replace the session's stored history with ``messages``, in one transaction."""
-        async with self._write() as db:
-            await db.execute(
-                update(TurnRow)
-                .where(TurnRow.id == turn_id)
-                .values(status=status, reason=reason, reply=reply, finished_at=_now())
-            )
-            await db.execute(delete(MessageRow).where(MessageRow.session_id == session_id))
-            db.add_all(
-                MessageRow(session_id=session_id, position=i, body=body) for i, body in enumerate(messages)
-            )
-            await db.execute(
-                update(SessionRow).where(SessionRow.id == session_id).values(status="idle", updated_at=_now())
-            )
+        end = TurnEnd(session_id, turn_id, status, reason, reply, tuple(messages))
+        async with self._write_core() as db:
+            await self._finish_turns(db, [end])
 
     async def turns(self, session_id: str) -> list[TurnRecord]:
         async with self._sessions() as db:
             rows = await db.scalars(
                 select(TurnRow).where(TurnRow.session_id == session_id).order_by(TurnRow.number)
             )
-            return [_turn_record(r) for r in rows]
+            return [turn_record(r) for r in rows]
 
     async def messages(self, session_id: str) -> list[dict[str, Any]]:
         async with self._sessions() as db:
@@ -591,35 +558,42 @@ class Store:
         await self.append_events_many((session_id, seq, kind, data) for seq, kind, data in events)
 
     async def append_events_many(
-        self, events: Iterable[tuple[str, int, str, str]], turns: Iterable[tuple[str, str, str]] = ()
+        self,
+        events: Iterable[tuple[str, int, str, str]],
+        turns: Iterable[tuple[str, str, str]] = (),
+        ended: Iterable[TurnEnd] = (),
     ) -> None:
-        """Store events ``(session_id, seq, type, json)`` of several sessions, and start turns ``(session_id,
-        turn_id, prompt)`` as ``start_turn`` does, in one transaction: when hundreds of turns start at once,
-        they share a commit instead of queueing for one each."""
+        """Store events ``(session_id, seq, type, json)`` of several sessions, start turns ``(session_id,
+        turn_id, prompt)`` as ``start_turn`` does and close turns as ``finish_turn`` does, in one transaction:
+        when hundreds of turns start or end at once, they share a commit instead of queueing for one each."""
         batch = list(events)
         starting = list(turns)
-        if not batch and not starting:
+        ending = list(ended)
+        if not batch and not starting and not ending:
             return
         last: dict[str, int] = {}
         for session_id, seq, _, _ in batch:
             last[session_id] = max(seq, last.get(session_id, 0))
-        async with self._write() as db:
-            # Core executemany on the table, not ORM objects: a burst of streamed tokens is thousands of rows,
-            # and the sessions' last seqs go in one executemany rather than a statement per session.
+        async with self._write_core() as db:
             if batch:
-                await db.execute(
-                    _INSERT_EVENT,
-                    [
+                await self._insert_events.execute_many(
+                    db,
+                    (
                         {"session_id": sid, "seq": seq, "type": kind, "data": data}
                         for sid, seq, kind, data in batch
-                    ],
+                    ),
                 )
-                await db.execute(_RAISE_LAST_SEQ, [{"b_id": sid, "b_seq": seq} for sid, seq in last.items()])
+                await self._raise_last_seqs.execute_many(
+                    db, ({"b_id": sid, "b_seq": seq} for sid, seq in last.items())
+                )
             if starting:
                 await self._start_turns(db, starting)
-            await self._notify(db, [self._tag("e", sid, seq) for sid, seq in last.items()])
+            if ending:
+                await self._finish_turns(db, ending)
+            if self.shared:
+                await self._notify(db, [self._tag("e", sid, seq) for sid, seq in last.items()])
 
-    async def _start_turns(self, db: AsyncSession, starting: list[tuple[str, str, str]]) -> None:
+    async def _start_turns(self, db: AsyncConnection, starting: list[tuple[str, str, str]]) -> None:
         counts = dict(
             (
                 await db.execute(
@@ -652,6 +626,34 @@ class Store:
             [{"b_id": sid} for sid in {sid for sid, _, _ in starting}],
         )
 
+    async def _finish_turns(self, db: AsyncConnection, ending: list[TurnEnd]) -> None:
+        now = _now()
+        turns, messages, sessions = TurnRow.__table__, MessageRow.__table__, SessionRow.__table__
+        await db.execute(
+            update(turns)
+            .where(turns.c.id == bindparam("b_id"))
+            .values(status=bindparam("b_status"), reason=bindparam("b_reason"), reply=bindparam("b_reply"))
+            .values(finished_at=now),
+            [
+                {"b_id": e.turn_id, "b_status": e.status, "b_reason": e.reason, "b_reply": e.reply}
+                for e in ending
+            ],
+        )
+        # Each session's history is the one its last ending turn left (a batch holds one per session anyway).
+        histories = {e.session_id: e.messages for e in ending}
+        await db.execute(delete(messages).where(messages.c.session_id.in_(histories)))
+        rows = [
+            {"session_id": session_id, "position": i, "body": body}
+            for session_id, history in histories.items()
+            for i, body in enumerate(history)
+        ]
+        if rows:
+            await db.execute(insert(messages), rows)
+        await db.execute(
+            update(sessions).where(sessions.c.id == bindparam("b_id")).values(status="idle", updated_at=now),
+            [{"b_id": session_id} for session_id in histories],
+        )
+
     async def events_after(self, session_id: str, after: int, limit: int = 10_000) -> list[StoredEvent]:
         async with self._sessions() as db:
             rows = await db.execute(
@@ -668,17 +670,16 @@ class Store:
         self, session_id: str, request_id: str, body: dict[str, Any], *, timeout_s: float
     ) -> None:
         now = _now()
-        async with self._write() as db:
-            db.add(
-                PendingApprovalRow(
-                    request_id=request_id,
-                    session_id=session_id,
-                    body=body,
-                    status="pending",
-                    created_at=now,
-                    expires_at=now + timedelta(seconds=timeout_s),
-                )
+        await self._add(
+            PendingApprovalRow(
+                request_id=request_id,
+                session_id=session_id,
+                body=body,
+                status="pending",
+                created_at=now,
+                expires_at=now + timedelta(seconds=timeout_s),
             )
+        )
 
     async def answer_pending(self, session_id: str, request_id: str, answer: dict[str, Any]) -> bool:
         """Answer a pending request of the session from any replica (the one running the turn is told);
@@ -713,7 +714,7 @@ class Store:
             session_id=row.session_id,
             body=row.body,
             status=row.status,
-            expires_at=_aware(row.expires_at),
+            expires_at=aware(row.expires_at),
             answer=row.answer,
         )
 
@@ -740,14 +741,13 @@ class Store:
                     session_id=r.session_id,
                     body=r.body,
                     status=r.status,
-                    expires_at=_aware(r.expires_at),
+                    expires_at=aware(r.expires_at),
                 )
                 for r in rows
             ]
 
     async def add_grant(self, session_id: str, kind: str, value: str) -> None:
-        async with self._write() as db:
-            db.add(GrantRow(session_id=session_id, kind=kind, value=value, created_at=_now()))
+        await self._add(GrantRow(session_id=session_id, kind=kind, value=value, created_at=_now()))
 
     async def grants(self, session_id: str) -> list[tuple[str, str]]:
         async with self._sessions() as db:
@@ -759,6 +759,35 @@ class Store:
             return [(kind, value) for kind, value in rows]
 
 
+class _DriverStatement:
+    """A Core statement compiled once for the database's driver, executed with many rows at a time.
+
+    A streamed burst is thousands of rows per transaction: handed to the driver as they are, they skip
+    SQLAlchemy's processing of every row's parameters, which cost about as much as the database's own work.
+    Only for statements whose columns need no conversion on the way in (text and integers).
+    """
+
+    def __init__(self, statement: ClauseElement, dialect: Dialect) -> None:
+        compiled = statement.compile(dialect=dialect)
+        self.sql = str(compiled)
+        # Positional drivers (SQLite's ``?``) take tuples in this order; named ones (psycopg) take the mappings.
+        order = compiled.positiontup
+        self._order = operator.itemgetter(*order) if order else None
+        self._aiosqlite = dialect.driver == "aiosqlite"
+
+    async def execute_many(self, connection: AsyncConnection, rows: Iterable[dict[str, Any]]) -> None:
+        """Run the statement once per row, in ``connection``'s transaction."""
+        ordered = list(rows) if self._order is None else [self._order(row) for row in rows]
+        if self._aiosqlite:
+            # aiosqlite's own executemany is one trip to its thread and back; through SQLAlchemy's cursor it is
+            # three (open, execute, close), and every event waits for the trips of the commit it is in, each
+            # of which waits its turn in a busy event loop.
+            driver = (await connection.get_raw_connection()).driver_connection
+            await driver.executemany(self.sql, ordered)
+        else:
+            await connection.exec_driver_sql(self.sql, ordered)
+
+
 _INSERT_EVENT = insert(EventRow.__table__)
 _RAISE_LAST_SEQ = (
     update(SessionRow.__table__)
@@ -767,39 +796,3 @@ _RAISE_LAST_SEQ = (
     )
     .values(last_seq=bindparam("b_seq"))
 )
-
-
-_SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
-
-
-def _private_sqlite_file(path: Path) -> None:
-    """Create the database file 0600 whatever the umask, before SQLite (and any conversation or token hash)
-    touches it; SQLite gives its -wal and -shm files the database's own mode. A database left readable by an
-    older version is narrowed to 0600 with its companions; files of another owner are left as they are."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        try:
-            os.fchmod(fd, 0o600)
-        finally:
-            os.close(fd)
-    for candidate in (path, *(path.with_name(path.name + suffix) for suffix in _SQLITE_COMPANIONS)):
-        try:
-            info = os.lstat(candidate)
-        except FileNotFoundError:
-            continue
-        if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o077:
-            os.chmod(candidate, 0o600)
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    # In WAL mode NORMAL keeps every commit across a crash or kill -9 of the server (the WAL is in the OS's
-    # hands once written); only an OS crash or power loss can drop the last commits, and never corrupts.
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()

@@ -22,6 +22,8 @@ class TokenRow(Base):
     secret_sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    """After this the token no longer authenticates; never expires when null."""
 
 
 class SessionRow(Base):

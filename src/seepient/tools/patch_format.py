@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from seepient.protocol.errors import InvalidInputError
+
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
 _ADD = "*** Add File:"
@@ -60,7 +62,7 @@ _PUNCTUATION = str.maketrans(
 )
 
 
-class PatchError(ValueError):
+class PatchError(InvalidInputError, ValueError):
     """A patch that cannot be parsed or applied; the message says where and what to send instead."""
 
 
@@ -74,25 +76,28 @@ class Hunk:
     """The hunk's first line in the patch (1-based), for error messages."""
 
 
-@dataclass(frozen=True)
-class AddFile:
+@dataclass(frozen=True, kw_only=True)
+class _Operation:
     path: str
+    """The file the section names, as the patch spells it."""
+    line: int
+    """The section's header line in the patch (1-based), for error messages."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddFile(_Operation):
     content: str
-    line: int
 
 
-@dataclass(frozen=True)
-class DeleteFile:
-    path: str
-    line: int
+@dataclass(frozen=True, kw_only=True)
+class DeleteFile(_Operation):
+    """A file the patch deletes: its path is all the section says."""
 
 
-@dataclass(frozen=True)
-class UpdateFile:
-    path: str
+@dataclass(frozen=True, kw_only=True)
+class UpdateFile(_Operation):
     move_to: str | None
     hunks: tuple[Hunk, ...]
-    line: int
 
 
 FileOperation = AddFile | DeleteFile | UpdateFile
@@ -150,10 +155,12 @@ class _Parser:
             number = self._number()
             if marker.startswith(_ADD):
                 self.at += 1
-                found.append(AddFile(_path(marker, _ADD, number), self._added_content(), number))
+                found.append(
+                    AddFile(path=_path(marker, _ADD, number), line=number, content=self._added_content())
+                )
             elif marker.startswith(_DELETE):
                 self.at += 1
-                found.append(DeleteFile(_path(marker, _DELETE, number), number))
+                found.append(DeleteFile(path=_path(marker, _DELETE, number), line=number))
             elif marker.startswith(_UPDATE):
                 self.at += 1
                 found.append(self._update(_path(marker, _UPDATE, number), number))
@@ -211,7 +218,7 @@ class _Parser:
                 f"line {number}: '{_UPDATE} {path}' has no hunk; give at least one '@@' hunk with ' ', '-' "
                 "and '+' lines"
             )
-        return UpdateFile(path, move_to, tuple(hunks), number)
+        return UpdateFile(path=path, line=number, move_to=move_to, hunks=tuple(hunks))
 
     def _hunk(self, *, first: bool) -> Hunk:
         number = self._number()

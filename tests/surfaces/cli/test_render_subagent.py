@@ -58,7 +58,7 @@ def test_sub_agent_activity_goes_to_stderr_with_its_tag() -> None:
     assert out.getvalue() == ""
     lines = err.getvalue().splitlines()
     assert lines[0] == "  [sub-agent ses_child] → read_file(path=calc.py)"
-    assert lines[1] == "  [sub-agent ses_child][sub-agent ses_grand] ⛔ denied: Denied by policy"
+    assert lines[1] == "  [sub-agent ses_child][sub-agent ses_grand] ⛔ [shell] denied: Denied by policy"
 
 
 def test_the_approval_prompt_names_the_sub_agent_and_shows_the_task() -> None:

@@ -20,6 +20,27 @@ async def _loaded(client: httpx2.AsyncClient) -> int:
     return (await client.get("/v1/health")).json()["sessions_loaded"]
 
 
+async def _answer_first_ask(
+    client: httpx2.AsyncClient, session_id: str, prompt: str, answer: dict[str, str]
+) -> tuple[dict[str, object], str]:
+    """Send ``prompt``, answer the approval it asks for with ``answer``; the request and the turn's text."""
+    turn = asyncio.create_task(
+        client.post(f"/v1/sessions/{session_id}/messages", params={"wait": "true"}, json={"prompt": prompt})
+    )
+    request = (await _wait_for(client, session_id, "permission_request"))["request"]
+    answered = await client.post(f"/v1/sessions/{session_id}/approvals/{request['request_id']}", json=answer)
+    assert answered.status_code == 200, answered.text
+    return request, (await turn).json()["text"]
+
+
+async def _wait_unloaded(client: httpx2.AsyncClient) -> None:
+    for _ in range(200):  # the janitor runs every half idleUnloadMs
+        if await _loaded(client) == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert await _loaded(client) == 0
+
+
 async def test_an_unloaded_session_returns_with_history_script_position_and_session_grants(tmp_path) -> None:  # type: ignore[no-untyped-def]
     served, context = await start(tmp_path, config=_config(300))
     try:
@@ -42,25 +63,12 @@ async def test_an_unloaded_session_returns_with_history_script_position_and_sess
         )
         async with served.client() as client:
             session_id = await _create(client, served, script, mode="always-ask")
-            turn = asyncio.create_task(
-                client.post(
-                    f"/v1/sessions/{session_id}/messages", params={"wait": "true"}, json={"prompt": "a"}
-                )
+            request, text = await _answer_first_ask(
+                client, session_id, "a", {"decision": "approve_session", "scope": "directory"}
             )
-            request = (await _wait_for(client, session_id, "permission_request"))["request"]
-            assert "directory" in [scope["kind"] for scope in request["scopes"]]
-            answered = await client.post(
-                f"/v1/sessions/{session_id}/approvals/{request['request_id']}",
-                json={"decision": "approve_session", "scope": "directory"},
-            )
-            assert answered.status_code == 200, answered.text
-            assert (await turn).json()["text"] == "wrote a"
-
-            for _ in range(200):  # the janitor runs every half idleUnloadMs
-                if await _loaded(client) == 0:
-                    break
-                await asyncio.sleep(0.05)
-            assert await _loaded(client) == 0
+            assert "directory" in [scope["kind"] for scope in request["scopes"]]  # type: ignore[union-attr]
+            assert text == "wrote a"
+            await _wait_unloaded(client)
 
             second = await client.post(
                 f"/v1/sessions/{session_id}/messages", params={"wait": "true"}, json={"prompt": "b"}
@@ -104,5 +112,37 @@ async def test_a_session_with_a_listener_or_a_pending_question_stays_loaded(tmp_
                 json={"decision": "approve_once"},
             )
             assert (await turn).json()["text"] == "ok"
+    finally:
+        await context.__aexit__(None, None, None)
+
+
+async def test_reject_session_refuses_the_scope_and_the_refusal_survives_an_unload(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    served, context = await start(tmp_path, config=_config(300))
+    try:
+        (served.workspace / "notes").mkdir()
+        writes = [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": f"notes/{n}.txt", "content": n}}]}
+            for n in ("a", "b")
+        ]
+        script = served.script([writes[0], {"text": "refused a"}, writes[1], {"text": "refused b"}])
+        async with served.client() as client:
+            session_id = await _create(client, served, script, mode="always-ask")
+            _, text = await _answer_first_ask(
+                client, session_id, "a", {"decision": "reject_session", "scope": "directory"}
+            )
+            assert text == "refused a"
+            await _wait_unloaded(client)
+            second = await client.post(
+                f"/v1/sessions/{session_id}/messages", params={"wait": "true"}, json={"prompt": "b"}
+            )
+            assert second.status_code == 200 and second.json()["text"] == "refused b"
+            events = await _sse(client, session_id)
+        resolved = [e["response"] for e in events if e["type"] == "permission_resolved"]
+        assert [(r["decision"], r["approved_by"]) for r in resolved] == [
+            ("reject_session", "user:alice"),
+            ("reject", "refusal:session"),
+        ]
+        assert not (served.workspace / "notes" / "a.txt").exists()
+        assert not (served.workspace / "notes" / "b.txt").exists()
     finally:
         await context.__aexit__(None, None, None)

@@ -17,7 +17,8 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from seepient.config import SeepientPaths
 from seepient.store import Store
-from seepient.surfaces.server.live import EventWriter, LiveSession
+from seepient.surfaces.server.event_feed import EventWriter
+from seepient.surfaces.server.live import LiveSession
 from seepient.surfaces.server.replicas import ReplicaLink
 from seepient.surfaces.server.run import ServerOptions, running_server
 from tests.store.postgres import create_database

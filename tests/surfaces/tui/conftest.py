@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from textual.pilot import Pilot
@@ -45,19 +46,21 @@ def make_app(tmp_path: Path) -> AppFactory:
 
 
 @pytest.fixture
-def snapshot_app() -> AppFactory:
-    """Screenshots show the workspace and script paths, so these live at one fixed place, emptied first."""
+def snapshot_app() -> Iterator[AppFactory]:
+    """Screenshots show the workspace and script paths, so these live at one fixed place, emptied first. Other
+    test runs on the machine (another checkout's) use the same place: a lock keeps them from sharing it."""
     root = Path("/tmp/seepient-tui-snapshot")
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir()
-    factory = _factory(root)
+    with FileLock(f"{root}.lock"):
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        factory = _factory(root)
 
-    def make(turns: list[dict[str, Any]], **options: Any) -> SeepientTui:
-        app = factory(turns, **options)
-        app.clock = lambda: 0.0
-        return app
+        def make(turns: list[dict[str, Any]], **options: Any) -> SeepientTui:
+            app = factory(turns, **options)
+            app.clock = lambda: 0.0
+            return app
 
-    return make
+        yield make
 
 
 def shell(command: str) -> dict[str, Any]:

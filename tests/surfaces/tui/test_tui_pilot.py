@@ -9,8 +9,9 @@ from textual.widgets import Input
 
 from seepient.surfaces.tui.app import SeepientTui
 from seepient.surfaces.tui.approval import ApprovalScreen
+from seepient.surfaces.tui.assistant_text import AssistantText
 from seepient.surfaces.tui.mode_confirm import ConfirmModeScreen
-from seepient.surfaces.tui.widgets import AssistantText, Notice, PromptInput, ToolCallView, UserPrompt
+from seepient.surfaces.tui.widgets import Notice, PromptInput, ToolCallView, UserPrompt
 from tests.surfaces.tui.conftest import edit, shell, write
 
 
@@ -22,11 +23,12 @@ async def _type(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
 
 
 async def _settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    """Wait for the running turn (if any) and let the screen catch up."""
+    """Wait for the running turn (if any), for focus to be back in the prompt (the footer's keys follow the
+    focus, and a screenshot taken before it moved shows another footer) and let the screen catch up."""
     app: SeepientTui = pilot.app
     for _ in range(400):
         await pilot.pause()
-        if not app.working:
+        if not app.working and isinstance(app.focused, PromptInput):
             break
         await asyncio.sleep(0.01)
     await pilot.pause(0.1)
@@ -139,6 +141,20 @@ async def test_session_scope_choice_answers_later_asks(make_app):
         assert not isinstance(app.screen, ApprovalScreen)  # the prefix grant answered the second ask
         assert (app.session.workspace / "one").exists() and (app.session.workspace / "two").exists()
         assert "approved for this session" in _notices(app)
+
+
+async def test_r_refuses_the_scope_for_the_session_and_later_asks_never_show(make_app):
+    app = make_app([shell("touch one"), shell("touch two"), {"text": "ok"}])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _type(pilot, "touch")
+        modal = await _wait_modal(pilot)
+        assert "reject for this session (commands starting with `touch`)" in modal.keys_text
+        await pilot.press("r")
+        await _settle(pilot)
+        assert not isinstance(app.screen, ApprovalScreen)  # the refusal answered the second ask
+        workspace = app.session.workspace
+        assert not (workspace / "one").exists() and not (workspace / "two").exists()
+        assert "rejected for this session" in _notices(app)
 
 
 async def test_ctrl_c_interrupts_then_quits(make_app):
@@ -408,3 +424,20 @@ async def test_once_only_asks_offer_no_grant(make_app):
         await _settle(pilot)
         (view,) = app.query(ToolCallView)
         assert view.status == "rejected"
+
+
+async def test_escape_sequences_in_model_text_and_tool_output_are_written_out(make_app):
+    """Red team (after issue 16): Textual drops only BEL, BS, VT, FF and CR, so an escape sequence in the model's
+    text or a command's output reached the terminal, where it could conceal or garble what the person reads next
+    (an approval modal included)."""
+    app = make_app([shell("printf 'a\\033[8mb'"), {"text": "x\x1b[8m\x1b(0y\u202e"}])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _type(pilot, "go")
+        await _settle(pilot)
+        (text,) = app.query(AssistantText)
+        assert "\x1b" not in text.source and "\u202e" not in text.source, repr(text.source)
+        assert "\\x1b[8m" in text.source
+        (view,) = app.query(ToolCallView)
+        assert view.status == "ok", view.output
+        shown = str(view._output.content)
+        assert "\x1b" not in shown and "\\x1b[8m" in shown, repr(shown)

@@ -143,7 +143,7 @@ async def test_image_command_attaches_lists_clears_and_refuses_non_images(make_a
 async def test_streamed_markdown_is_appended_block_by_block_without_duplicates(make_app):
     from textual.widgets._markdown import MarkdownBlock
 
-    from seepient.surfaces.tui.widgets import AssistantText
+    from seepient.surfaces.tui.assistant_text import AssistantText
 
     answer = (
         "# Result\n\nThe first paragraph has **bold** words.\n\n- one\n- two\n- three\n\n"
@@ -170,7 +170,7 @@ async def test_slow_stream_appends_many_times_and_ends_identical_to_the_whole(ma
     from textual.widgets import Markdown
     from textual.widgets._markdown import MarkdownBlock
 
-    from seepient.surfaces.tui.widgets import AssistantText
+    from seepient.surfaces.tui.assistant_text import AssistantText
 
     answer = "Intro line\n\n- item one\n- item two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nDone **now**.\n"
     app = make_app([{"text": "unused"}])

@@ -69,3 +69,33 @@ async def test_narrow_terminal_diff_is_unified(screenshot, snapshot_app):
         await pilot.pause(0.1)
 
     assert await screenshot(app, size=(80, 24), run_before=run_before)
+
+
+async def test_command_palette(screenshot, snapshot_app):
+    app = snapshot_app([{"text": "ok"}])
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        prompt = pilot.app.query_one("#prompt")
+        prompt.focus()
+        prompt.insert("/c")
+        await pilot.pause()
+        await pilot.press("down")
+        await pilot.pause(0.1)
+
+    assert await screenshot(app, size=(100, 24), run_before=run_before)
+
+
+async def test_path_completion(screenshot, snapshot_app):
+    app = snapshot_app([{"text": "ok"}])
+    _prepare_code(app)
+    (app.session.workspace / "calc_test.py").write_text("")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        prompt = pilot.app.query_one("#prompt")
+        prompt.focus()
+        prompt.insert("explain @cal")
+        await pilot.pause()
+        await pilot.app._completer.loading
+        await pilot.pause(0.1)
+
+    assert await screenshot(app, size=(100, 24), run_before=run_before)

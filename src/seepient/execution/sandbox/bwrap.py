@@ -123,7 +123,23 @@ def _linked_git_dirs(git_file: Path, root: Path) -> list[Path]:
 
 
 def _within(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == root or path.is_relative_to(root) for root in roots)
+    return _text_within(str(path), [str(root) for root in roots])
+
+
+def _text_within(path: str, roots: Sequence[str]) -> bool:
+    """``path`` is one of ``roots`` or lies below one; every path is absolute and normalised (a real path or a
+    ``Path``'s text), so comparing text is ``Path.is_relative_to`` without its parsing, which made up most of
+    the cost of building every step's command line."""
+    if path.startswith("//") or any(root.startswith("//") for root in roots):
+        # POSIX lets a path begin with exactly two slashes, a root of its own that pathlib keeps apart.
+        return any(Path(path) == Path(root) or Path(path).is_relative_to(root) for root in roots)
+    return any(path == root or path.startswith(root if root.endswith("/") else root + "/") for root in roots)
+
+
+def _path_order(path: str) -> tuple[str, ...]:
+    """The order ``Path`` objects sort in (component by component), so a folder's mount comes before those
+    inside it however the names compare to ``/``."""
+    return tuple(path.split("/"))
 
 
 class BwrapSandbox:
@@ -136,6 +152,7 @@ class BwrapSandbox:
         # $SEEPIENT_BWRAP names a bubblewrap outside the system folders (the user's own environment, never
         # the workspace's); otherwise it is looked for where a planted one cannot be (host_programs.py).
         self.bwrap = bwrap if bwrap is not None else os.environ.get("SEEPIENT_BWRAP") or host_program("bwrap")
+        self._hidden_memo: tuple[HostView, tuple[object, ...], tuple[tuple[Path, bool], ...]] | None = None
 
     def probe(self) -> SandboxStatus:
         """Run ``bwrap … true`` once per bwrap binary and process; later calls return the cached answer."""
@@ -151,6 +168,10 @@ class BwrapSandbox:
                 cached = self._run_probe(self.bwrap)
                 self._probe_cache[self.bwrap] = cached
             return cached
+
+    def probed(self) -> SandboxStatus | None:
+        """The answer ``probe`` already has, without waiting for (or starting) a probe."""
+        return self._probe_cache.get(self.bwrap) if self.bwrap is not None else None
 
     @staticmethod
     def _run_probe(bwrap: str) -> SandboxStatus:
@@ -210,21 +231,16 @@ class BwrapSandbox:
         if self.bwrap is None:
             raise FileNotFoundError("bubblewrap (bwrap) is not installed")
         root = workspace.resolve()
+        root_text = str(root)
         for path, _ in view.hidden:
-            if root == path or root.is_relative_to(path):
+            if _text_within(root_text, [str(path)]):
                 raise ValueError(
                     f"the workspace {root} lies inside the sensitive location {path}; refusing to sandbox it"
                 )
         run_mounts = self._private_run()
         private = [Path("/tmp"), *([Path("/run")] if run_mounts else [])]
         shown_binds = [*view.shown, *read_only_binds]
-        # Only what the jail would otherwise show needs hiding: a location under the private /tmp and /run or a
-        # hidden home is out of sight unless the workspace or a folder shown back holds it.
-        hidden_now = [
-            (path, is_dir)
-            for path, is_dir in view.hidden
-            if _within(path, [root, *shown_binds]) or (not _within(path, private) and view.visible(path))
-        ]
+        hidden_now = self._hidden_now(view, root, shown_binds, private)
         hidden_paths = [path for path, _ in hidden_now]
 
         # Order matters: bubblewrap applies mounts in sequence and a later mount shadows an earlier one.
@@ -259,6 +275,25 @@ class BwrapSandbox:
         out += ["--chdir", str(cwd), "--", *argv]
         return out
 
+    def _hidden_now(
+        self, view: HostView, root: Path, shown_binds: list[Path], private: list[Path]
+    ) -> tuple[tuple[Path, bool], ...]:
+        """Only what the jail would otherwise show needs hiding: a location under the private /tmp and /run or
+        a hidden home is out of sight unless the workspace or a folder shown back holds it. Pure path
+        arithmetic over a few hundred candidates, the same for every step that shares the view (host_view
+        reuses one for a run of steps), so the last answer is kept."""
+        key = (root, tuple(shown_binds), tuple(private))
+        last = self._hidden_memo
+        if last is not None and last[0] is view and last[1] == key:
+            return last[2]
+        hidden_now = tuple(
+            (path, is_dir)
+            for path, is_dir in view.hidden
+            if _within(path, [root, *shown_binds]) or (not _within(path, private) and view.visible(path))
+        )
+        self._hidden_memo = (view, key, hidden_now)
+        return hidden_now
+
     @staticmethod
     def _private_run() -> list[str]:
         if not Path("/run").is_dir() or Path("/run").is_symlink():
@@ -272,31 +307,33 @@ class BwrapSandbox:
 
     @staticmethod
     def _protect_inside(root: Path, read_only_inside: Sequence[Path], hidden: Sequence[Path]) -> list[str]:
-        targets: list[Path] = []
+        # On the paths' text (real paths, so normalised): see ``_text_within``.
+        top = str(root)
+        below_top = top if top.endswith("/") else top + "/"
+        hidden_text = [str(path) for path in hidden]
+        targets: set[str] = set()
         for candidate in read_only_inside:
-            path = Path(os.path.realpath(candidate))
+            path = os.path.realpath(candidate)
             if (
-                path == root
-                or not path.is_relative_to(root)
+                path == top
+                or not path.startswith(below_top)
                 or not os.path.lexists(path)
-                or _within(path, hidden)
+                or _text_within(path, hidden_text)
             ):
                 continue
-            targets.append(path)
+            targets.add(path)
         # Each directory between the workspace root and a protected path is bound onto itself first. A mount
         # point cannot be renamed or removed, so `mv .git x && mkdir -p .git/hooks` cannot route around the
         # read-only hooks directory; the self-binds stay writable so git still works inside.
-        pins = sorted(
-            {
-                parent
-                for path in targets
-                for parent in path.parents
-                if parent != root and parent.is_relative_to(root)
-            }
-        )
+        pins: set[str] = set()
+        for path in targets:
+            parent = os.path.dirname(path)
+            while parent != top and parent.startswith(below_top):
+                pins.add(parent)
+                parent = os.path.dirname(parent)
         mounts: list[str] = []
-        for pin in pins:
-            mounts += ["--bind", str(pin), str(pin)]
-        for path in sorted(set(targets)):
-            mounts += ["--ro-bind", str(path), str(path)]
+        for pin in sorted(pins, key=_path_order):
+            mounts += ["--bind", pin, pin]
+        for path in sorted(targets, key=_path_order):
+            mounts += ["--ro-bind", path, path]
         return mounts

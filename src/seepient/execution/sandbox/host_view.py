@@ -10,7 +10,8 @@ What is shown back, and why that is enough for ordinary builds:
   ``~/.rustup`` for cargo's proxies), or the entry alone inside a general-purpose folder (``~/.local/bin``,
   ``~/bin``), plus the installation each symbolic link there resolves to (pipx, uv tools);
 - the interpreter installation Seepient runs on (the egress forwarder starts it inside the jail) and the one a
-  workspace virtualenv's ``python`` links to (a venv made from a pyenv or uv Python);
+  workspace virtualenv's ``python`` links to (a venv made from a pyenv or uv Python): only a link named like an
+  interpreter that leads to an executable of that name in a ``bin`` folder, never any other link there;
 - the user's git identity, as environment variables rather than ``~/.gitconfig``: git in the jail needs a
   name and an e-mail to commit, not the user's credential helpers, aliases or includes.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -77,7 +79,13 @@ class HostView:
 
 
 def _within(path: Path, root: Path) -> bool:
-    return path == root or path.is_relative_to(root)
+    """``path`` is ``root`` or lies below it, as ``Path.is_relative_to`` says for absolute paths (both sides
+    lexical), on their text: a view makes thousands of these checks."""
+    inside, top = str(path), str(root)
+    if inside.startswith("//") or top.startswith("//"):
+        # POSIX lets a path begin with exactly two slashes, a root of its own that pathlib keeps apart.
+        return path == root or path.is_relative_to(root)
+    return inside == top or inside.startswith(top if top.endswith("/") else top + "/")
 
 
 def _real(path: Path) -> Path:
@@ -128,31 +136,59 @@ def _installation(path: Path, homes: Sequence[Path]) -> list[Path]:
     return [folder]
 
 
-def _linked_programs(folder: Path) -> Iterable[Path]:
-    """Where the symbolic links in ``folder`` lead (pipx and uv put links to their venvs in ~/.local/bin)."""
+def _linked_programs(folder: Path, named: re.Pattern[str] | None = None) -> Iterable[Path]:
+    """Where the symbolic links in ``folder`` (those whose name fits ``named``, if given) lead: pipx and uv put
+    links to their venvs in ~/.local/bin."""
     try:
         with os.scandir(folder) as entries:
-            links = [entry.path for entry in entries if entry.is_symlink()]
+            links = [
+                entry.path
+                for entry in entries
+                if entry.is_symlink() and (named is None or named.fullmatch(entry.name))
+            ]
     except OSError:
         return []
     return [_real(Path(link)) for link in links]
 
 
-def _git_identity(home: Path) -> dict[str, str]:
-    """The user's git name and e-mail, read from their own global config on the host.
+_INTERPRETER_NAME = re.compile(r"python(?:\d+(?:\.\d+)?)?")
+
+
+def _venv_interpreters(folder: Path, workspace: Path) -> list[Path]:
+    """The interpreters a workspace virtualenv's ``python`` links lead to: only links named like an
+    interpreter that resolve to an executable file named so, in a ``bin`` folder outside the workspace. The
+    workspace is the model's, so any other link there (``ln -s ~/Documents .venv/bin/x``) would pick what the
+    jail shows of the home."""
+    found = []
+    for link in _linked_programs(folder, named=_INTERPRETER_NAME):
+        if (
+            _INTERPRETER_NAME.fullmatch(link.name)
+            and link.parent.name == "bin"
+            and link.is_file()
+            and os.access(link, os.X_OK)
+            and not _within(link, _real(workspace))
+        ):
+            found.append(link)
+    return found
+
+
+def _start_git_identity(home: Path) -> subprocess.Popen[str] | None:
+    """Start reading the user's git name and e-mail from their own global config on the host; the view is
+    worked out while git runs (``_git_identity`` takes its answer), since waiting for git was most of the time
+    a view took to build.
 
     ``git config --global`` only parses the user's files (``~/.gitconfig`` and what it includes, all the
     user's own); it runs from ``/`` so no repository is discovered, with no system config."""
     git = host_program("git")
     if git is None:
-        return {}
+        return None
     try:
-        done = subprocess.run(
+        return subprocess.Popen(
             [git, "config", "--global", "--includes", "--get-regexp", r"^user\.(name|email)$"],
-            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             text=True,
-            timeout=5,
-            check=False,
             cwd="/",
             env={
                 "HOME": str(home),
@@ -160,10 +196,22 @@ def _git_identity(home: Path) -> dict[str, str]:
                 "GIT_CONFIG_NOSYSTEM": "1",
             },
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
+        return None
+
+
+def _git_identity(started: subprocess.Popen[str] | None) -> dict[str, str]:
+    """The git identity ``_start_git_identity`` asked for, as the variables git in the jail reads."""
+    if started is None:
+        return {}
+    try:
+        out, _ = started.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        started.kill()
+        started.communicate()
         return {}
     values: dict[str, str] = {}
-    for line in done.stdout.splitlines():
+    for line in out.splitlines():
         key, _, value = line.partition(" ")
         if key == "user.name" and value:
             values["GIT_AUTHOR_NAME"] = values["GIT_COMMITTER_NAME"] = value
@@ -208,6 +256,9 @@ def _sensitive_candidates(
 def _existing(paths: Iterable[Path]) -> tuple[tuple[Path, bool], ...]:
     found: dict[Path, bool] = {}
     for candidate in paths:
+        if not os.path.lexists(candidate):
+            # Nothing is there, so nothing is at its real location either (most candidates): no realpath.
+            continue
         # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are.
         path = _real(candidate)
         if path == Path("/") or not os.path.lexists(path):
@@ -228,6 +279,26 @@ def _build(
     readable: Sequence[Path],
     extra_hidden: Sequence[Path],
 ) -> HostView:
+    identity = _start_git_identity(_real(home))
+    try:
+        homes, shown, hidden = _mounts(home, seepient_home, environ, workspace, readable, extra_hidden)
+    except BaseException:
+        if identity is not None:
+            identity.kill()
+            identity.communicate()
+        raise
+    return HostView(hidden_homes=tuple(homes), shown=tuple(shown), hidden=hidden, env=_git_identity(identity))
+
+
+def _mounts(
+    home: Path,
+    seepient_home: Path,
+    environ: Mapping[str, str],
+    workspace: Path | None,
+    readable: Sequence[Path],
+    extra_hidden: Sequence[Path],
+) -> tuple[list[Path], list[Path], tuple[tuple[Path, bool], ...]]:
+    """The homes to hide, the folders shown back in them (outer first) and the sensitive locations hidden."""
     homes = _homes(home)
     shown: list[Path] = []
     candidates: list[Path] = []
@@ -237,13 +308,17 @@ def _build(
         folder = _real(Path(entry))
         if not folder.is_dir():
             continue
+        if workspace is not None and _within(folder, _real(workspace)):
+            # An activated project virtualenv: the model writes its links, so only its interpreters count.
+            candidates += _venv_interpreters(folder, workspace)
+            continue
         candidates.append(folder)
         if any(_within(folder, h) for h in homes):
             candidates += _linked_programs(folder)
     candidates.append(_real(Path(sys.base_prefix)))
     if workspace is not None:
         for name in _VENV_FOLDERS:
-            candidates += _linked_programs(workspace / name / "bin")
+            candidates += _venv_interpreters(workspace / name / "bin", workspace)
     for candidate in candidates:
         for path in _installation(candidate, homes):
             if os.path.lexists(path) and path not in shown:
@@ -254,10 +329,7 @@ def _build(
             shown.append(real)
     # Outer folders first: bubblewrap applies mounts in order, and a later bind inside an earlier one is kept.
     shown.sort(key=lambda p: len(p.parts))
-    hidden = _existing(_sensitive_candidates(home, seepient_home, environ, extra_hidden))
-    return HostView(
-        hidden_homes=tuple(homes), shown=tuple(shown), hidden=hidden, env=_git_identity(_real(home))
-    )
+    return homes, shown, _existing(_sensitive_candidates(home, seepient_home, environ, extra_hidden))
 
 
 _cache: dict[tuple[object, ...], tuple[float, HostView]] = {}

@@ -7,20 +7,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seepient.policy.checks.decider import Decider
-from seepient.policy.checks.shell import literal_words
-from seepient.policy.delegation import (
+from seepient.config.worktrees import (
     BRANCH_PREFIX,
     LIST_ARGV,
     WORKTREES_RELATIVE,
     base_problem,
     create_argv,
     is_worktree,
-    looser_mode,
     remove_argv,
     worktree_name_problem,
     worktree_path,
 )
+from seepient.policy.checks.decider import Decider
+from seepient.policy.checks.shell import literal_words
+from seepient.policy.delegation import looser_mode
 from seepient.policy.modes import MODE_ORDER, ModeSubject
 from seepient.protocol import AgentTask, PreparedActionDraft, Verdict, WorktreeCommand
 

@@ -8,6 +8,8 @@ gives), so a change to the analysis's home touches only its imports.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,12 +25,20 @@ from seepient.policy.checks.findings import (
     Findings,
 )
 from seepient.policy.checks.hosts import command_hosts
-from seepient.policy.commands import Danger, Operand, Word, base_name
 from seepient.policy.modes import ModeSubject
-from seepient.policy.paths import RULE_INVALID, RULE_SELF, RULE_SENSITIVE, is_shell_sink
+from seepient.policy.paths import RULE_INVALID, RULE_SELF, RULE_SENSITIVE
 from seepient.policy.rules import Rule
-from seepient.policy.shell import CommandFacts, ShellAnalysis, analyse_command
 from seepient.protocol import Capability, PathDenied, PreparedActionDraft, ResolvedPath, ShellCommand, Verdict
+from seepient.shell import (
+    CommandFacts,
+    Danger,
+    Operand,
+    ShellAnalysis,
+    Word,
+    analyse_command,
+    base_name,
+    is_shell_sink,
+)
 
 RULE_EMPTY = "shell:empty"
 MAX_TRACKED_DIRECTORIES = 16
@@ -198,7 +208,7 @@ class _ShellReview:
         return self.cover(facts, self.decider.rules.allow)
 
     def judge_privileged(self) -> None:
-        """Deny each privileged command no user-level allow rule names (the class of ``policy/privileged.py``).
+        """Deny each privileged command no user-level allow rule names (the class of ``shell/privileged.py``).
 
         The rule must name the stage the danger is about (``sudo rm x`` inside ``xargs sudo rm x``), so a rule
         for a wrapper around it, or for a shell whose script holds it, never opens it."""
@@ -231,14 +241,22 @@ class _ShellReview:
         )
 
     def cover(self, facts: CommandFacts, rules: Iterable[Rule]) -> Rule | None:
+        """The allow rule that opens this command, when rules cover every level of it: a wrapper (``env``,
+        ``nice``, ``timeout``…) and the program it runs each need one, so ``Shell(env:*)`` never opens
+        ``env rm -rf build`` and ``Shell(make:*)`` does not open ``nice make``."""
         if self._writes_elsewhere(facts) or not facts.stages or not facts.stages[0]:
             return None
-        for rule in rules:
-            if not self.decider.applies(rule, self.action, ("Shell",)):
-                continue
-            if rule.bare or rule.matches_argv(facts.stages[0], lenient=False):
-                return rule
-        return None
+        usable = [rule for rule in rules if self.decider.applies(rule, self.action, ("Shell",))]
+        opened: Rule | None = None
+        for level, stage in enumerate(facts.stages):
+            match = next((r for r in usable if r.bare or r.matches_argv(stage, lenient=False)), None)
+            if match is None:
+                return None
+            opened = opened or match
+            inner = facts.stages[level + 1] if level + 1 < len(facts.stages) else None
+            if inner is not None and _names_the_wrapped_program(match, stage, inner):
+                return opened  # the rule spells out the wrapped command itself: `Shell(sudo true)`
+        return opened
 
     # -- every word: sensitive paths are refused whatever the program ---------------------------------
 
@@ -332,15 +350,7 @@ class _ShellReview:
                 home_form = _home_form(word.text)
                 if home_form is not None:
                     # '$HOME/x' is almost surely '~/x': check that too, so 'rm -rf "$HOME"' is refused outright.
-                    expanded = Operand(
-                        Word(home_form),
-                        write=operand.write,
-                        role=operand.role,
-                        recursive=operand.recursive,
-                        directory=operand.directory,
-                        moves=operand.moves,
-                        names_only=operand.names_only,
-                    )
+                    expanded = dataclasses.replace(operand, word=Word(home_form))
                     for cwd in self.cwds:
                         self._operand(expanded, cwd, facts, shown)
                 continue
@@ -471,6 +481,16 @@ class _ShellReview:
             self.cwd_unknown = True
 
 
+def _names_the_wrapped_program(rule: Rule, outer: Sequence[Word], inner: Sequence[Word]) -> bool:
+    """Whether ``rule``'s words reach past the wrapper's own into the program it runs (the inner argv is the
+    tail of the outer one); a rule of the wrapper alone does not."""
+    if rule.bare or rule.argv is None or not inner or len(inner) >= len(outer):
+        return False
+    if [w.text for w in outer[len(outer) - len(inner) :]] != [w.text for w in inner]:
+        return False
+    return len(rule.argv) > len(outer) - len(inner)
+
+
 def _home_form(text: str) -> str | None:
     """``$HOME``, ``"${HOME}"/x`` and the like written with ``~`` instead, or None for anything else."""
     match = _HOME_WORD.match(text)
@@ -479,7 +499,8 @@ def _home_form(text: str) -> str | None:
     return "~" + (match.group("rest") or "")
 
 
-def _path_candidates(text: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _path_candidates(text: str) -> tuple[str, ...]:
     """Strings inside one argv word that a program might open: the word, a value after '=', a curl-style '@file',
     and a path glued to a short option (``-f~/.ssh/id_rsa``)."""
     candidates: list[str] = []
@@ -494,4 +515,4 @@ def _path_candidates(text: str) -> list[str]:
     for candidate in list(candidates):
         if candidate.startswith("@"):
             candidates.append(candidate[1:])
-    return [c for c in dict.fromkeys(candidates) if c and "\x00" not in c]
+    return tuple(c for c in dict.fromkeys(candidates) if c and "\x00" not in c)

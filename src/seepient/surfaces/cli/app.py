@@ -5,20 +5,34 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from seepient import __version__
-from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli import exit_codes, options
+from seepient.surfaces.cli.failure import fail, workspace_dir
+from seepient.surfaces.cli.options import (
+    BaseUrl,
+    ConfigFile,
+    JsonEvents,
+    JsonObject,
+    Mode,
+    Model,
+    Sandbox,
+    Skills,
+    Workspace,
+    Yes,
+)
+from seepient.surfaces.cli.turn import drive_turn
 
 if TYPE_CHECKING:
     from seepient.config import SeepientPaths
-    from seepient.config.settings import AuditSettings
+    from seepient.config.sections import AuditSettings
+    from seepient.surfaces.cli.run_sessions import Resumed
 
 app = typer.Typer(
     name="seepient",
@@ -29,14 +43,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 sandbox_app = typer.Typer(help="Run commands in the sandbox the shell tool uses.", no_args_is_help=True)
-audit_app = typer.Typer(help="Check the tamper-evident audit log.", no_args_is_help=True)
+audit_app = typer.Typer(help="Check, read and export the tamper-evident audit log.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(audit_app, name="audit")
-
-
-def _fail(message: str, code: int = exit_codes.USAGE) -> typer.Exit:
-    typer.echo(f"seepient: {message}", err=True)
-    return typer.Exit(code)
 
 
 def _version_callback(value: bool) -> None:
@@ -57,19 +66,47 @@ def _root(
     ] = None,
     workspace: Annotated[Path, typer.Option(help="With no command: the TUI's project folder.")] = Path("."),
     mode: Annotated[str | None, typer.Option(help="With no command: the TUI's consent mode.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="With no command: point the TUI's model provider at another server.")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(help="With no command: an extra settings file (JSON) for the TUI, as run takes."),
+    ] = None,
+    continue_latest: Annotated[
+        bool,
+        typer.Option("--continue", "-c", help="With no command: continue this workspace's latest session."),
+    ] = False,
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="With no command: continue the stored session ID.")
+    ] = None,
 ) -> None:
     """Seepient command line. With no command on a terminal, opens the full-screen UI."""
     if ctx.invoked_subcommand is not None:
+        if continue_latest or resume is not None:
+            raise fail("--continue and --resume go after the command: seepient run --continue …")
         return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         typer.echo(ctx.get_help())
         raise typer.Exit(exit_codes.USAGE)
+    if continue_latest and resume is not None:
+        raise fail("give --continue or --resume ID, not both")
     from seepient.surfaces.tui import run_tui
+
+    resumed = _resumable(_home(), workspace, continue_latest=continue_latest, resume_id=resume)
 
     def _options() -> object:
         from seepient.runtime import SessionOptions
 
-        return SessionOptions(workspace=workspace, model=model, mode=mode, surface="tui")
+        return SessionOptions(
+            workspace=workspace,
+            model=model,
+            mode=mode,
+            base_url=base_url,
+            config_file=config,
+            surface="tui",
+            **_resumed_fields(resumed),
+        )
 
     raise typer.Exit(run_tui(_options))  # type: ignore[arg-type]
 
@@ -77,12 +114,12 @@ def _root(
 def _read_prompt(prompt: str | None) -> str:
     if prompt is None or prompt == "-":
         if sys.stdin.isatty():
-            raise _fail("give a prompt as an argument, or pipe it on stdin")
+            raise fail("give a prompt as an argument, or pipe it on stdin")
         text = sys.stdin.read()
     else:
         text = prompt
     if not text.strip():
-        raise _fail("the prompt is empty")
+        raise fail("the prompt is empty")
     return text
 
 
@@ -95,43 +132,8 @@ def _read_images(paths: list[Path]) -> tuple[object, ...]:
         try:
             parts.append(read_image_file(path))
         except ValueError as exc:
-            raise _fail(f"--image {path}: {exc}") from None
+            raise fail(f"--image {path}: {exc}") from None
     return tuple(parts)
-
-
-def _drive_turn(
-    session: object,
-    prompt: str,
-    images: tuple[object, ...] = (),
-    approve_plan: Callable[[str], bool] | None = None,
-) -> object:
-    """Run one turn; the first Ctrl-C cancels it, which ends the turn cleanly after the current action.
-
-    With ``approve_plan`` the turn is a planning turn; when it ends with a plan and ``approve_plan`` accepts
-    it, a second turn carries the plan out in the same history."""
-    from seepient.runtime import Session
-
-    assert isinstance(session, Session)
-
-    async def _turns() -> object:
-        if approve_plan is None:
-            return await session.run(prompt, images)  # type: ignore[arg-type]
-        planned = await session.run(prompt, images, plan=True)  # type: ignore[arg-type]
-        if planned.reason != "final" or not await asyncio.to_thread(approve_plan, planned.text):
-            return planned
-        return await session.carry_out_plan()
-
-    async def _main() -> object:
-        loop = asyncio.get_running_loop()
-        turn = asyncio.ensure_future(_turns())
-        loop.add_signal_handler(signal.SIGINT, turn.cancel)
-        try:
-            return await turn
-        finally:
-            loop.remove_signal_handler(signal.SIGINT)
-            await session.aclose()
-
-    return asyncio.run(_main())
 
 
 def _plan_approver(*, yes: bool, interactive: bool) -> Callable[[str], bool]:
@@ -151,10 +153,12 @@ def _plan_approver(*, yes: bool, interactive: bool) -> Callable[[str], bool]:
     return approve
 
 
-def _turn_exit_code(reason: str) -> int:
+def _turn_exit_code(reason: str, *, refused: bool = False) -> int:
+    """A model error, the step limit and Ctrl-C outrank a headless refusal; a refusal outranks success."""
     return {
-        "final": exit_codes.OK,
+        "final": exit_codes.REFUSED if refused else exit_codes.OK,
         "step_limit": exit_codes.STEP_LIMIT,
+        "budget": exit_codes.STEP_LIMIT,
         "interrupted": exit_codes.INTERRUPTED,
     }.get(reason, exit_codes.FAILED)
 
@@ -164,37 +168,16 @@ def run(
     prompt: Annotated[
         str | None, typer.Argument(help="What to do. Read from stdin when absent or '-'.")
     ] = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Approve what policy would ask about (never what it denies).")
-    ] = False,
-    mode: Annotated[
-        str | None,
-        typer.Option(
-            help="Consent mode: always-ask, ask-untrusted (default; alias on-request), auto (a classifier decides what would ask), autonomous-trusted (alias bypass)."
-        ),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4.1, ollama:llama3.1, replay:PATH.")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Point the model's provider at another compatible server.")
-    ] = None,
-    workspace: Annotated[Path, typer.Option(help="The project folder; writes stay inside it.")] = Path("."),
-    sandbox: Annotated[
-        str, typer.Option(help="auto: shell commands run in bubblewrap or are refused; off: no sandbox.")
-    ] = "auto",
-    config: Annotated[
-        Path | None,
-        typer.Option(help="An extra settings file (JSON), applied over user and project settings."),
-    ] = None,
+    yes: Yes = False,
+    mode: Mode = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    workspace: Workspace = Path("."),
+    sandbox: Sandbox = "auto",
+    config: ConfigFile = None,
     max_steps: Annotated[int | None, typer.Option(help="Stop the turn after this many model calls.")] = None,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")
-    ] = False,
-    skill: Annotated[
-        list[str] | None,
-        typer.Option("--skill", help="Give the model this skill's full instructions (repeatable)."),
-    ] = None,
+    json_output: JsonEvents = False,
+    skill: Skills = None,
     image: Annotated[
         list[Path] | None,
         typer.Option(
@@ -208,54 +191,114 @@ def run(
             help="Plan first with read-only tools on the plan route; carry the plan out only once approved (-y approves).",
         ),
     ] = False,
+    continue_latest: Annotated[
+        bool,
+        typer.Option(
+            "--continue", "-c", help="Continue this workspace's latest stored session (run's or the TUI's)."
+        ),
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="Continue the stored session ID (`seepient sessions list`)."),
+    ] = None,
+    ephemeral: Annotated[
+        bool, typer.Option("--ephemeral", help="Do not store this session in the home database.")
+    ] = False,
 ) -> None:
-    """Run one turn of the agent on PROMPT. With no terminal on stdin and no -y, anything that needs approval is refused."""
+    """Run one turn of the agent on PROMPT. With no terminal on stdin and no -y, anything that needs approval is
+    refused (exit 5). Sessions are stored in the home database unless --ephemeral."""
     from seepient.approval.terminal import TerminalApprover
     from seepient.config import SettingsError
-    from seepient.models.base import ModelError
-    from seepient.runtime import Session, SessionOptions
+    from seepient.surfaces.cli.headless import RefusalLog
     from seepient.surfaces.cli.render import HumanRenderer, JsonRenderer
 
-    if sandbox not in ("auto", "off"):
-        raise _fail("--sandbox must be auto or off")
+    sandbox_choice = options.sandbox_choice(sandbox)
+    if continue_latest and resume is not None:
+        raise fail("give --continue or --resume ID, not both")
+    if ephemeral and (continue_latest or resume is not None):
+        raise fail("--ephemeral starts a session that is not stored; it cannot continue one")
     text = _read_prompt(prompt)
     images = _read_images(image or [])
     interactive = sys.stdin.isatty() and prompt not in (None, "-")
     approver = TerminalApprover(out=sys.stderr) if interactive and not yes else None
-    sandbox_choice: Literal["auto", "off"] = "off" if sandbox == "off" else "auto"
-    try:
-        if approver is not None:
-            # Only a person at the terminal can trust a project; -y and a run without a terminal never do.
-            from seepient.surfaces.cli.trust_cmd import ask_first_use
+    home = _home()
+    resumed = _resumable(home, workspace, continue_latest=continue_latest, resume_id=resume)
+    recorder = None
+    if not ephemeral:
+        # Only a stored session loads the store (SQLAlchemy is a fifth of a run's start).
+        from seepient.surfaces.cli.run_sessions import RunRecorder
 
+        recorder = RunRecorder(home)
+    if approver is not None:
+        # Only a person at the terminal can trust a project; -y and a run without a terminal never do.
+        from seepient.surfaces.cli.trust_cmd import ask_first_use
+
+        try:
             ask_first_use(workspace)
-        session = Session.open(
-            SessionOptions(
-                workspace=workspace,
-                model=model,
-                mode=mode,
-                base_url=base_url,
-                sandbox=sandbox_choice,
-                auto_approve=yes,
-                approver=approver,
-                surface="cli",
-                config_file=config,
-                max_steps=max_steps,
-                skills=skill or [],
-            )
-        )
-    except (SettingsError, ModelError) as exc:
-        raise _fail(str(exc)) from None
+        except SettingsError as exc:
+            raise fail(str(exc), exit_codes.exit_code_for(exc)) from None
+    session = options.open_session(
+        workspace=workspace,
+        model=model,
+        mode=mode,
+        base_url=base_url,
+        sandbox=sandbox_choice,
+        auto_approve=yes,
+        approver=approver,
+        config_file=config,
+        max_steps=max_steps,
+        skills=skill or [],
+        on_grant=recorder.on_grant if recorder is not None else None,
+        **_resumed_fields(resumed),
+    )
+    from seepient.surfaces.cli.entry import startup_done
+
+    startup_done()
     for warning in session.context.warnings if session.context is not None else ():
         typer.echo(f"seepient: warning: {warning}", err=True)
     if sandbox_choice == "off":
-        typer.echo(
-            "seepient: warning: --sandbox off: shell commands run unsandboxed on this machine", err=True
-        )
+        typer.echo(options.SANDBOX_OFF_WARNING, err=True)
+    if resumed is not None:
+        typer.echo(f"seepient: continuing session {resumed.session_id} ({resumed.turns} turn(s))", err=True)
     session.subscribe(JsonRenderer() if json_output else HumanRenderer())
+    refusals = RefusalLog()
+    session.subscribe(refusals)
     approve_plan = _plan_approver(yes=yes, interactive=interactive) if plan else None
-    outcome = _drive_turn(session, text, images, approve_plan)
-    raise typer.Exit(_turn_exit_code(outcome.reason))  # type: ignore[attr-defined]
+    outcome = drive_turn(session, text, images, approve_plan, recorder)
+    refusals.report(sys.stderr)
+    raise typer.Exit(_turn_exit_code(outcome.reason, refused=bool(refusals.refused)))  # type: ignore[attr-defined]
+
+
+def _home() -> Path:
+    from seepient.config import SeepientPaths
+
+    return SeepientPaths.from_env().home
+
+
+def _resumable(
+    home: Path, workspace: Path, *, continue_latest: bool, resume_id: str | None
+) -> Resumed | None:
+    """The stored session ``--continue``/``--resume`` names (exit 2 with the reason when there is none)."""
+    if not continue_latest and resume_id is None:
+        return None
+    from seepient.surfaces.cli.run_sessions import ResumeError, find_resumable
+
+    try:
+        return asyncio.run(find_resumable(home, workspace_dir(workspace), resume_id=resume_id))
+    except ResumeError as exc:
+        raise fail(str(exc)) from None
+
+
+def _resumed_fields(resumed: Resumed | None) -> dict[str, Any]:
+    """The ``SessionOptions`` fields that continue a stored session: its id, history, replay position, grants."""
+    if resumed is None:
+        return {}
+    return {
+        "session_id": resumed.session_id,
+        "history": resumed.history,
+        "grants": resumed.grants,
+        "resumed": True,
+    }
 
 
 @app.command()
@@ -263,9 +306,7 @@ def demo(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Approve the demo's own actions without asking.")
     ] = False,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print runtime events as JSON lines on stdout.")
-    ] = False,
+    json_output: JsonEvents = False,
 ) -> None:
     """Fix a failing test in a bundled project with a scripted model, through the real pipeline, offline."""
     from seepient.surfaces.cli.demo import run_demo
@@ -294,16 +335,13 @@ def sandbox_run(
     from seepient.protocol import SandboxUnavailable
 
     if not command:
-        raise _fail("give a command after --, e.g. seepient sandbox run -- ls -la")
-    ws = workspace.expanduser()
-    if not ws.is_dir():
-        raise _fail(f"workspace {ws} is not a directory")
-    ws = ws.resolve()
+        raise fail("give a command after --, e.g. seepient sandbox run -- ls -la")
+    ws = workspace_dir(workspace)
     paths = SeepientPaths.from_env()
     try:
         settings = load_settings(ws, paths=paths)
     except SettingsError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc), exit_codes.exit_code_for(exc)) from None
 
     async def _run() -> object:
         run = functools.partial(
@@ -317,11 +355,11 @@ def sandbox_run(
     try:
         outcome = asyncio.run(_run())
     except SandboxUnavailable as exc:
-        raise _fail(str(exc), exit_codes.SANDBOX_UNAVAILABLE) from None
+        raise fail(str(exc), exit_codes.SANDBOX_UNAVAILABLE) from None
     if outcome.stderr:  # type: ignore[attr-defined]
         typer.echo(outcome.stderr.rstrip(), err=True)  # type: ignore[attr-defined]
     if outcome.timed_out:  # type: ignore[attr-defined]
-        raise _fail("the command timed out", 124)
+        raise fail("the command timed out", 124)
     code = outcome.exit_code  # type: ignore[attr-defined]
     raise typer.Exit(code if code is not None else exit_codes.FAILED)
 
@@ -345,13 +383,14 @@ def audit_verify(
             help="A witness file to check the log against (default for the default log: audit.witnessPath)."
         ),
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
+    json_output: JsonObject = False,
 ) -> None:
     """Check every record's hash chain, the signed head checkpoint and the witness; list interrupted actions.
 
     Exit 0 when intact (interrupted actions are listed but are not tampering), 1 naming the first bad record."""
+    from seepient.audit.report_text import format_report
     from seepient.audit.signing import public_key_path
-    from seepient.audit.verify import format_report, verify_log
+    from seepient.audit.verify import verify_log
     from seepient.config import SeepientPaths
 
     paths = SeepientPaths.from_env()
@@ -372,7 +411,8 @@ def audit_verify(
 
 def _user_audit_settings(paths: SeepientPaths) -> AuditSettings:
     """The ``audit`` block of the user's and the managed settings (a project's never counts for the audit)."""
-    from seepient.config.settings import AuditSettings, managed_settings_path
+    from seepient.config.sections import AuditSettings
+    from seepient.config.settings import managed_settings_path
 
     merged: dict[str, Any] = {}
     for source in (paths.user_settings, managed_settings_path()):
@@ -381,14 +421,14 @@ def _user_audit_settings(paths: SeepientPaths) -> AuditSettings:
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:
-            raise _fail(f"{source}: cannot read settings ({exc})") from None
+            raise fail(f"{source}: cannot read settings ({exc})") from None
         block = data.get("audit") if isinstance(data, dict) else None
         if isinstance(block, dict):
             merged.update(block)
     try:
         return AuditSettings.model_validate(merged)
     except ValueError as exc:
-        raise _fail(f"audit settings: {exc}") from None
+        raise fail(f"audit settings: {exc}") from None
 
 
 def _register_commands() -> None:
@@ -428,8 +468,56 @@ def _register_commands() -> None:
     from seepient.surfaces.cli import trust_cmd
 
     trust_cmd.register(app)
+    from seepient.surfaces.cli import completion_cmd
+
+    completion_cmd.register(app)
+    from seepient.surfaces.cli import doctor_cmd, init_cmd
+
+    doctor_cmd.register(app)
+    init_cmd.register(app)
+    from seepient.surfaces.cli import acp_cmd
+
+    acp_cmd.register(app)
+    from seepient.surfaces.cli import sessions_cmd
+
+    sessions_cmd.register(app)
+    from seepient.surfaces.cli import audit_cmd
+
+    audit_cmd.register(audit_app)
+
+
+ROOT_VALUE_OPTIONS = frozenset({"--model", "--workspace", "--mode", "--base-url", "--config", "--resume"})
+"""The root's options that take a value (the next word is that value, not a command)."""
+
+
+def _opens_the_tui(args: list[str]) -> bool:
+    """Whether ``seepient ARGS`` opens the TUI: no command named, no help asked for (it lists the commands),
+    on a terminal (elsewhere the root prints that help)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    takes_value = False
+    for arg in args:
+        if takes_value:
+            takes_value = False
+        elif arg == "--help":
+            return False
+        elif arg in ROOT_VALUE_OPTIONS:
+            takes_value = True
+        elif not arg.startswith("-"):
+            return False  # a command's name (or a stray word, which the root refuses either way)
+    return True
 
 
 def run_app() -> None:
-    _register_commands()
+    import os
+
+    from seepient.surfaces.cli.completion_cmd import COMPLETE_VAR, answer_completion_requests
+
+    # ``run``, the command that starts most often, lives in this module: when it is the one asked for, the
+    # other commands' modules and Typer's conversion of them (~30 ms) are left out; so they are when no
+    # command is named on a terminal, which opens the TUI (their modules would load the runtime before its
+    # first frame).
+    if os.environ.get(COMPLETE_VAR) or not (sys.argv[1:2] == ["run"] or _opens_the_tui(sys.argv[1:])):
+        _register_commands()
+    answer_completion_requests()
     app()

@@ -11,6 +11,8 @@ from typing import Annotated
 import typer
 
 from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail
+from seepient.surfaces.cli.options import BaseUrl, ConfigFile, Model, Workspace
 
 _MAX_DIFF_CHARS = 60_000
 """Enough for a reviewer-sized change; a larger diff is cut so the request stays inside any model's window."""
@@ -24,11 +26,6 @@ _INSTRUCTIONS = (
 )
 
 
-def _fail(message: str, code: int = exit_codes.USAGE) -> typer.Exit:
-    typer.echo(f"seepient: {message}", err=True)
-    return typer.Exit(code)
-
-
 def _clean_message(text: str) -> str:
     """The model's answer as a commit message: fences it was told not to write are dropped, and a line that
     would end the heredoc early is refused rather than rewritten."""
@@ -39,7 +36,7 @@ def _clean_message(text: str) -> str:
         lines = lines[:-1]
     message = "\n".join(lines).strip()
     if any(line.strip() == _DELIMITER for line in lines):
-        raise _fail(f"the model's message contains the line {_DELIMITER}; run seepient commit again")
+        raise fail(f"the model's message contains the line {_DELIMITER}; run seepient commit again")
     return message
 
 
@@ -62,7 +59,7 @@ async def _staged_diff(workspace: Path, seepient_home: Path) -> str:
     )
     if outcome.exit_code != 0:
         detail = outcome.stderr.strip() or f"exit code {outcome.exit_code}"
-        raise _fail(f"git diff --cached failed in {workspace}: {detail}", exit_codes.FAILED)
+        raise fail(f"git diff --cached failed in {workspace}: {detail}", exit_codes.FAILED)
     return outcome.stdout
 
 
@@ -91,46 +88,31 @@ def commit(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Commit with the written message without asking.")
     ] = False,
-    model: Annotated[
-        str | None, typer.Option(help="PROVIDER:MODEL for the commit route's primary, or replay:PATH.")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Point the model's provider at another compatible server.")
-    ] = None,
-    workspace: Annotated[Path, typer.Option(help="The repository whose staged changes to commit.")] = Path(
-        "."
-    ),
-    config: Annotated[
-        Path | None,
-        typer.Option(help="An extra settings file (JSON), applied over user and project settings."),
-    ] = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    workspace: Workspace = Path("."),
+    config: ConfigFile = None,
 ) -> None:
-    """Write a commit message for the staged changes with the commit route, show it, and commit after
-    approval. Headless without -y it only prints the message."""
+    """Write a commit message for the staged changes of WORKSPACE with the commit route (--model replaces its
+    primary), show it, and commit after approval. Headless without -y it only prints the message."""
     from seepient.approval.terminal import TerminalApprover
-    from seepient.config import SeepientPaths, SettingsError
+    from seepient.config import SeepientPaths
     from seepient.models.base import ModelError
     from seepient.protocol import SandboxUnavailable, ToolCall, ToolResult, new_id
-    from seepient.runtime import Session, SessionOptions
+    from seepient.surfaces.cli.options import open_session
     from seepient.surfaces.cli.render import HumanRenderer
 
     interactive = sys.stdin.isatty()
     paths = SeepientPaths.from_env()
-    try:
-        session = Session.open(
-            SessionOptions(
-                workspace=workspace,
-                model=model,
-                base_url=base_url,
-                auto_approve=yes,
-                approver=TerminalApprover(out=sys.stderr) if interactive and not yes else None,
-                surface="cli",
-                config_file=config,
-                paths=paths,
-            )
-        )
-    except (SettingsError, ModelError) as exc:
-        raise _fail(str(exc)) from None
+    session = open_session(
+        workspace=workspace,
+        model=model,
+        base_url=base_url,
+        auto_approve=yes,
+        approver=TerminalApprover(out=sys.stderr) if interactive and not yes else None,
+        config_file=config,
+        paths=paths,
+    )
     results: list[ToolResult] = []
     session.subscribe(lambda event: results.append(event) if isinstance(event, ToolResult) else None)
     session.subscribe(HumanRenderer(out=sys.stderr))
@@ -139,13 +121,13 @@ def commit(
         try:
             diff = await _staged_diff(session.workspace, paths.home)
             if not diff.strip():
-                raise _fail("nothing is staged: git add the changes to commit first")
+                raise fail("nothing is staged: git add the changes to commit first")
             try:
                 message = _clean_message(await _write_message(session, diff))
             except ModelError as exc:
-                raise _fail(f"the commit route failed: {exc}", exit_codes.FAILED) from None
+                raise fail(f"the commit route failed: {exc}", exit_codes.FAILED) from None
             if not message:
-                raise _fail("the model wrote an empty commit message", exit_codes.FAILED)
+                raise fail("the model wrote an empty commit message", exit_codes.FAILED)
             typer.echo(message)
             if not (yes or interactive):
                 typer.echo("seepient: not committed: run again with -y to commit with this message", err=True)
@@ -162,7 +144,7 @@ def commit(
     try:
         code = asyncio.run(_main())
     except SandboxUnavailable as exc:
-        raise _fail(str(exc), exit_codes.SANDBOX_UNAVAILABLE) from None
+        raise fail(str(exc), exit_codes.SANDBOX_UNAVAILABLE) from None
     raise typer.Exit(code)
 
 

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail, workspace_dir
+from seepient.surfaces.cli.options import Skills, Workspace
 
 context_app = typer.Typer(help="Inspect the context the model is given.", no_args_is_help=True)
 
@@ -18,25 +19,16 @@ def register(app: typer.Typer) -> None:
     app.add_typer(context_app, name="context")
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"seepient: {message}", err=True)
-    return typer.Exit(exit_codes.USAGE)
-
-
 @context_app.command("show")
 def show(
-    workspace: Annotated[Path, typer.Option(help="The project folder to assemble context for.")] = Path("."),
-    skill: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--skill", help="Show this skill as active, as `seepient run --skill NAME` would (repeatable)."
-        ),
-    ] = None,
+    workspace: Workspace = Path("."),
+    skill: Skills = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print one JSON document: sections, tokens, warnings, skills.")
     ] = False,
 ) -> None:
-    """Print the assembled system prompt with sources and estimated tokens, without calling a model."""
+    """Print the assembled system prompt with sources and estimated tokens, without calling a model; --skill
+    shows it as `seepient run --skill NAME` would make it."""
     from seepient.config import SeepientPaths, SettingsError, load_settings
     from seepient.config.settings import normalise_mode
     from seepient.context.manager import ConversationContext
@@ -44,10 +36,7 @@ def show(
     from seepient.policy.paths import PathGuard
     from seepient.tools.registry import builtin_registry
 
-    ws = workspace.expanduser()
-    if not ws.is_dir():
-        raise _fail(f"workspace {ws} is not a directory")
-    ws = ws.resolve()
+    ws = workspace_dir(workspace)
     paths = SeepientPaths.from_env()
     try:
         settings = load_settings(ws, paths=paths)
@@ -65,7 +54,7 @@ def show(
             ).read_only_jail,
         )
     except SettingsError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     tools_tokens = context.estimator.tools(builtin_registry().specs())
     sections = context.sections()
     total = sum(s.tokens for s in sections)

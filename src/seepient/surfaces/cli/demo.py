@@ -25,13 +25,12 @@ def _copy_bundle(target: Path) -> Path:
 
 def run_demo(*, yes: bool, json_output: bool) -> int:
     from seepient.approval.terminal import TerminalApprover
-    from seepient.audit.verify import format_report, verify_log
-    from seepient.config import SettingsError
-    from seepient.models.base import ModelError
+    from seepient.audit.report_text import format_report
+    from seepient.audit.verify import verify_log
     from seepient.protocol import ToolResult
-    from seepient.runtime import Session, SessionOptions
-    from seepient.surfaces.cli.app import _drive_turn
+    from seepient.surfaces.cli.options import open_session
     from seepient.surfaces.cli.render import HumanRenderer, JsonRenderer
+    from seepient.surfaces.cli.turn import drive_turn
 
     err = sys.stderr
     root = Path(tempfile.mkdtemp(prefix="seepient-demo-"))
@@ -46,23 +45,16 @@ def run_demo(*, yes: bool, json_output: bool) -> int:
             + "); policy denials still apply.\n"
         )
     err.write(f"Prompt: {_PROMPT}\n\n")
-    try:
-        session = Session.open(
-            SessionOptions(
-                workspace=workspace,
-                model=f"replay:{script}",
-                approver=TerminalApprover(out=err) if interactive else None,
-                auto_approve=not interactive,
-                surface="cli",
-            )
-        )
-    except (SettingsError, ModelError) as exc:
-        err.write(f"seepient: {exc}\n")
-        return exit_codes.USAGE
+    session = open_session(
+        workspace=workspace,
+        model=f"replay:{script}",
+        approver=TerminalApprover(out=err) if interactive else None,
+        auto_approve=not interactive,
+    )
     results: list[ToolResult] = []
     session.subscribe(lambda e: results.append(e) if isinstance(e, ToolResult) else None)
     session.subscribe(JsonRenderer() if json_output else HumanRenderer())
-    outcome = _drive_turn(session, _PROMPT)
+    outcome = drive_turn(session, _PROMPT)
 
     shell_results = [r for r in results if r.tool == "shell"]
     tests_passed = (

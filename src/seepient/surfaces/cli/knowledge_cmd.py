@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail, workspace_dir
+from seepient.surfaces.cli.options import ConfigFile, JsonObject, Workspace
 
 if TYPE_CHECKING:
     from seepient.context.embedding import Embedder
@@ -19,12 +21,6 @@ if TYPE_CHECKING:
 knowledge_app = typer.Typer(
     help="Build and search the local knowledge index the knowledge_search tool reads.", no_args_is_help=True
 )
-
-_Workspace = Annotated[Path, typer.Option(help="The project the index belongs to.")]
-_Config = Annotated[
-    Path | None, typer.Option(help="An extra settings file (JSON), applied over user and project settings.")
-]
-_Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
 def _embedder(configured: str | None) -> tuple[Embedder | None, str]:
@@ -57,23 +53,15 @@ def _ranking_note(report: IndexReport, embedder: Embedder | None, reason: str) -
     )
 
 
-def _workspace(workspace: Path) -> Path:
-    ws = workspace.expanduser()
-    if not ws.is_dir():
-        typer.echo(f"seepient: workspace {ws} is not a directory", err=True)
-        raise typer.Exit(exit_codes.USAGE)
-    return ws.resolve()
-
-
 @knowledge_app.command("index")
 def index(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(help="Files or folders to index (default: the workspace). Ignore files are honoured."),
     ] = None,
-    workspace: _Workspace = Path("."),
-    config: _Config = None,
-    json_output: _Json = False,
+    workspace: Workspace = Path("."),
+    config: ConfigFile = None,
+    json_output: JsonObject = False,
 ) -> None:
     """Index text, markdown and code under PATHS into passages (path and line range) for BM25 search.
 
@@ -90,19 +78,16 @@ def index(
     from seepient.policy.engine import PolicyEngine
     from seepient.protocol import ActionKind, Decision, PreparedActionDraft, ReadAction
 
-    ws = _workspace(workspace)
+    ws = workspace_dir(workspace)
     roots = [path.expanduser().resolve() for path in (paths or [ws])]
     missing = [str(root) for root in roots if not root.exists()]
     if missing:
-        typer.echo(f"seepient: no such file or folder to index: {', '.join(missing)}", err=True)
-        raise typer.Exit(exit_codes.USAGE)
+        raise fail(f"no such file or folder to index: {', '.join(missing)}")
     if not fts5_available():
-        typer.echo(
-            "seepient: this Python's SQLite has no FTS5, which the knowledge index needs; use a Python whose "
-            "sqlite3 module is built with FTS5 (the python.org and Debian builds are)",
-            err=True,
+        raise fail(
+            "this Python's SQLite has no FTS5, which the knowledge index needs; use a Python whose "
+            "sqlite3 module is built with FTS5 (the python.org and Debian builds are)"
         )
-        raise typer.Exit(exit_codes.USAGE)
     seepient_paths = SeepientPaths.from_env()
     try:
         settings = load_settings(ws, paths=seepient_paths, config_file=config)
@@ -110,8 +95,7 @@ def index(
             ws, seepient_home=seepient_paths.home, mode="ask-untrusted", permissions=settings.permissions
         )
     except SettingsError as exc:
-        typer.echo(f"seepient: {exc}", err=True)
-        raise typer.Exit(exit_codes.USAGE) from None
+        raise fail(str(exc)) from None
 
     def refused(path: Path) -> str | None:
         draft = PreparedActionDraft(
@@ -138,8 +122,7 @@ def index(
                 keep_vectors=not _turned_off(settings.knowledge.embedding_model),
             )
     except KnowledgeIndexError as exc:
-        typer.echo(f"seepient: {exc}", err=True)
-        raise typer.Exit(exit_codes.USAGE) from None
+        raise fail(str(exc)) from None
     note = _ranking_note(report, embedder, reason)
     if json_output:
         typer.echo(
@@ -178,8 +161,8 @@ def index(
 def search(
     query: Annotated[str, typer.Argument(help="What to look for, in words.")],
     limit: Annotated[int, typer.Option(min=1, max=50, help="How many passages to show.")] = 8,
-    workspace: _Workspace = Path("."),
-    json_output: _Json = False,
+    workspace: Workspace = Path("."),
+    json_output: JsonObject = False,
 ) -> None:
     """Print the best-matching passages with path:lines, score and the rankings that found them (bm25,
     vector), as knowledge_search ranks them.
@@ -189,13 +172,12 @@ def search(
     from seepient.config import SeepientPaths
     from seepient.context.knowledge import KnowledgeIndexError, search_index
 
-    ws = _workspace(workspace)
+    ws = workspace_dir(workspace)
     target = SeepientPaths.from_env().knowledge_index(ws)
     try:
         outcome = search_index(target, query, limit=limit)
     except KnowledgeIndexError as exc:
-        typer.echo(f"seepient: {exc}", err=True)
-        raise typer.Exit(exit_codes.USAGE) from None
+        raise fail(str(exc)) from None
     if json_output:
         typer.echo(outcome.model_dump_json())
     elif not outcome.indexed:

@@ -8,11 +8,12 @@ import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail, workspace_dir
+from seepient.surfaces.cli.options import ConfigFile, JsonObject, Model, Workspace
 
 if TYPE_CHECKING:
     from seepient.models.resolve import ProviderInfo
@@ -135,34 +136,23 @@ def _clock(timestamp: float | None) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("models")
     def models(
-        workspace: Annotated[Path, typer.Option(help="The project whose settings apply.")] = Path("."),
-        config: Annotated[
-            Path | None,
-            typer.Option(help="An extra settings file (JSON), applied over user and project settings."),
-        ] = None,
-        model: Annotated[
-            str | None, typer.Option(help="Show the routes as --model PROVIDER:MODEL would change them.")
-        ] = None,
-        json_output: Annotated[
-            bool, typer.Option("--json", help="Print the report as one JSON object.")
-        ] = False,
+        workspace: Workspace = Path("."),
+        config: ConfigFile = None,
+        model: Model = None,
+        json_output: JsonObject = False,
     ) -> None:
-        """List model routes and their targets, circuit breaker state, and the known providers with whether
-        their API key variable is set."""
+        """List model routes and their targets (as --model would change them), circuit breaker state, and the
+        known providers with whether their API key variable is set."""
         from seepient.config import SeepientPaths
         from seepient.config.settings import SettingsError, load_settings
         from seepient.models.base import ModelError
         from seepient.models.router import ModelRouter
 
-        ws = workspace.expanduser()
-        if not ws.is_dir():
-            typer.echo(f"seepient: workspace {ws} is not a directory", err=True)
-            raise typer.Exit(exit_codes.USAGE)
+        ws = workspace_dir(workspace)
         try:
-            settings = load_settings(ws.resolve(), paths=SeepientPaths.from_env(), config_file=config)
+            settings = load_settings(ws, paths=SeepientPaths.from_env(), config_file=config)
             router = ModelRouter(settings.models, model_override=model)
         except (SettingsError, ModelError) as exc:
-            typer.echo(f"seepient: {exc}", err=True)
-            raise typer.Exit(exit_codes.USAGE) from None
+            raise fail(str(exc)) from None
         report = models_report(router)
         typer.echo(json.dumps(report) if json_output else format_models_report(report))

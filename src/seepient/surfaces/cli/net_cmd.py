@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 
 from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail, workspace_dir
+from seepient.surfaces.cli.options import ConfigFile, JsonObject, Workspace
 
 net_app = typer.Typer(
     help="Inspect the network address policy that guards every fetch.", no_args_is_help=True
@@ -19,18 +21,12 @@ net_app = typer.Typer(
 @net_app.command("check")
 def check(
     url: Annotated[str, typer.Argument(help="The http(s) URL to check, e.g. http://169.254.169.254/.")],
-    workspace: Annotated[Path, typer.Option(help="The project whose settings (net.allow*) apply.")] = Path(
-        "."
-    ),
-    config: Annotated[
-        Path | None,
-        typer.Option(help="An extra settings file (JSON), applied over user and project settings."),
-    ] = None,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print the verdict as one JSON object.")
-    ] = False,
+    workspace: Workspace = Path("."),
+    config: ConfigFile = None,
+    json_output: JsonObject = False,
 ) -> None:
-    """Resolve URL and print whether it may be fetched, the reason and the addresses; never fetches.
+    """Resolve URL and print whether it may be fetched (as WORKSPACE's net.allow* settings decide), the reason
+    and the addresses; never fetches.
 
     Exit codes: 0 allowed, 1 blocked, 2 bad usage or configuration.
     """
@@ -38,16 +34,12 @@ def check(
     from seepient.config.settings import SettingsError, load_settings
     from seepient.net import check_url, policy_from_settings
 
-    ws = workspace.expanduser()
-    if not ws.is_dir():
-        typer.echo(f"seepient: workspace {ws} is not a directory", err=True)
-        raise typer.Exit(exit_codes.USAGE)
+    ws = workspace_dir(workspace)
     try:
-        settings = load_settings(ws.resolve(), paths=SeepientPaths.from_env(), config_file=config)
+        settings = load_settings(ws, paths=SeepientPaths.from_env(), config_file=config)
         policy = policy_from_settings(settings.net)
     except (SettingsError, ValueError) as exc:
-        typer.echo(f"seepient: {exc}", err=True)
-        raise typer.Exit(exit_codes.USAGE) from None
+        raise fail(str(exc)) from None
     verdict = asyncio.run(check_url(url, policy=policy))
     if json_output:
         typer.echo(json.dumps(verdict.to_json()))

@@ -10,17 +10,14 @@ from typing import Annotated
 import typer
 
 from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail
+from seepient.surfaces.cli.options import ConfigFile, JsonObject, Mode, Workspace
 
 policy_app = typer.Typer(help="Ask what policy would decide, without running anything.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(policy_app, name="policy")
-
-
-def _usage(message: str) -> typer.Exit:
-    typer.echo(f"seepient: {message}", err=True)
-    return typer.Exit(exit_codes.USAGE)
 
 
 @policy_app.command("explain", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -35,17 +32,10 @@ def explain_command(
     edit: Annotated[str | None, typer.Option("--edit", help="Explain editing this file.")] = None,
     write: Annotated[str | None, typer.Option("--write", help="Explain writing this whole file.")] = None,
     fetch: Annotated[str | None, typer.Option("--fetch", help="Explain fetching this URL.")] = None,
-    mode: Annotated[
-        str | None,
-        typer.Option(help="Consent mode: always-ask, ask-untrusted (default), auto, autonomous-trusted."),
-    ] = None,
-    workspace: Annotated[Path, typer.Option(help="The project folder whose settings apply.")] = Path("."),
-    config: Annotated[
-        Path | None, typer.Option(help="An extra settings file (JSON), as `seepient run --config` takes.")
-    ] = None,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print the verdict as one JSON object.")
-    ] = False,
+    mode: Mode = None,
+    workspace: Workspace = Path("."),
+    config: ConfigFile = None,
+    json_output: JsonObject = False,
 ) -> None:
     """Print allow, ask or deny for one action and why, as a session in WORKSPACE would decide it; nothing runs.
 
@@ -66,19 +56,19 @@ def explain_command(
         if value is not None
     ]
     if not targets:
-        raise _usage(
+        raise fail(
             "say what to explain: -- COMMAND..., --read PATH, --edit PATH, --write PATH or --fetch URL"
         )
     if len(targets) > 1:
         names = ", ".join("a command" if kind == "shell" else f"--{kind}" for kind, _ in targets)
-        raise _usage(f"explain one action at a time, not {names}")
+        raise fail(f"explain one action at a time, not {names}")
     kind, value = targets[0]
     if not value.strip():
-        raise _usage("the command to explain is empty" if kind == "shell" else f"--{kind} needs a value")
+        raise fail("the command to explain is empty" if kind == "shell" else f"--{kind} needs a value")
     try:
         result = explain(kind, value, workspace=workspace, mode=mode, config_file=config)  # type: ignore[arg-type]
     except SettingsError as exc:
-        raise _usage(str(exc)) from None
+        raise fail(str(exc)) from None
     if json_output:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
         raise typer.Exit(exit_codes.OK)

@@ -6,6 +6,7 @@ import json
 import sys
 from typing import TextIO
 
+from seepient.approval.visible import shown
 from seepient.protocol import (
     ErrorEvent,
     PermissionResolved,
@@ -22,10 +23,40 @@ _STATUS_MARK = {"ok": "✓", "error": "✗", "denied": "⛔", "rejected": "✋"}
 _TODO_MARK = {"pending": "☐", "in_progress": "▶", "completed": "☑"}
 
 
-def _short(value: object, limit: int = 90) -> str:
+_NAMING_ARGUMENTS = ("path", "command", "url", "pattern", "file_path", "query")
+
+
+def short_text(value: object, limit: int = 90) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\n", "⏎")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def call_label(name: str, arguments: dict[str, object]) -> str:
+    """A tool call in a few words (``read_file a.py``), so results that finish out of order can be told apart."""
+    key = next((k for k in _NAMING_ARGUMENTS if k in arguments), next(iter(arguments), None))
+    return name if key is None else f"{name} {short_text(arguments[key], 40)}"
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Visible:
+    """A text stream that writes control and format characters as ``shown`` does; tool output, labels and
+    arguments come from the model, the workspace or a tool."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(shown(text))
+
+    def flush(self) -> None:
+        self._stream.flush()
 
 
 class HumanRenderer:
@@ -34,10 +65,15 @@ class HumanRenderer:
     def __init__(
         self, *, out: TextIO | None = None, err: TextIO | None = None, verbose: bool = False
     ) -> None:
-        self._out = out or sys.stdout
-        self._err = err or sys.stderr
+        self._out: TextIO | _Visible = out or sys.stdout
+        self._err = _Visible(err or sys.stderr)
         self._verbose = verbose
+        # On a terminal, model text cannot carry escape sequences either: one that conceals text, switches the
+        # character set or moves the cursor would garble the approval prompt printed after it.
+        if _is_terminal(out or sys.stdout):
+            self._out = _Visible(out or sys.stdout)
         self._mid_line = False
+        self._labels: dict[str, str] = {}
 
     def _end_text_line(self) -> None:
         if self._mid_line:
@@ -54,12 +90,17 @@ class HumanRenderer:
         kind = inner.get("type")
         if kind == "tool_call":
             call = inner.get("call", {})
-            args = ", ".join(f"{k}={_short(v, 60)}" for k, v in (call.get("arguments") or {}).items())
+            arguments = call.get("arguments") or {}
+            args = ", ".join(f"{k}={short_text(v, 60)}" for k, v in arguments.items())
+            self._labels[str(call.get("id"))] = call_label(str(call.get("name")), arguments)
             self._err.write(f"  {tag} → {call.get('name')}({args})\n")
         elif kind == "tool_result":
             status = str(inner.get("status"))
+            label = self._labels.pop(str(inner.get("call_id")), str(inner.get("tool")))
             first = (str(inner.get("output", "")).splitlines() or [""])[0]
-            self._err.write(f"  {tag} {_STATUS_MARK.get(status, '?')} {status}: {_short(first)}\n")
+            self._err.write(
+                f"  {tag} {_STATUS_MARK.get(status, '?')} [{label}] {status}: {short_text(first)}\n"
+            )
         elif kind == "turn_completed":
             self._err.write(f"  {tag} finished ({inner.get('reason')})\n")
 
@@ -71,17 +112,18 @@ class HumanRenderer:
             return
         self._end_text_line()
         if isinstance(event, ToolCallEvent):
-            args = ", ".join(f"{k}={_short(v, 60)}" for k, v in event.call.arguments.items())
+            args = ", ".join(f"{k}={short_text(v, 60)}" for k, v in event.call.arguments.items())
+            self._labels[event.call.id] = call_label(event.call.name, event.call.arguments)
             self._err.write(f"→ {event.call.name}({args})\n")
         elif isinstance(event, PermissionResolved):
             resp = event.response
-            who = resp.approved_by
-            self._err.write(f"  approval: {resp.decision.value} ({who})\n")
+            self._err.write(f"  approval: {resp.decision.value} ({resp.approved_by})\n")
         elif isinstance(event, ToolResult):
             mark = _STATUS_MARK.get(event.status, "?")
+            label = self._labels.pop(event.call_id, event.tool)
             lines = event.output.splitlines() or [""]
             shown = lines if self._verbose else lines[:6]
-            self._err.write(f"  {mark} {event.status}: {shown[0]}\n")
+            self._err.write(f"  {mark} [{label}] {event.status}: {shown[0]}\n")
             for line in shown[1:]:
                 self._err.write(f"    {line}\n")
             if len(shown) < len(lines):
@@ -90,13 +132,15 @@ class HumanRenderer:
             done = sum(1 for item in event.items if item.status == "completed")
             self._err.write(f"  todo ({done}/{len(event.items)} done)\n")
             for item in event.items:
-                self._err.write(f"    {_TODO_MARK[item.status]} {_short(item.content)}\n")
+                self._err.write(f"    {_TODO_MARK[item.status]} {short_text(item.content)}\n")
         elif isinstance(event, SubagentEvent):
             self._sub_agent(event)
         elif isinstance(event, ErrorEvent):
             self._err.write(f"error ({event.code}): {event.message}\n")
-        elif isinstance(event, TurnCompleted) and event.reason != "final":
-            self._err.write(f"turn ended: {event.reason} after {event.steps} step(s)\n")
+        elif isinstance(event, TurnCompleted):
+            if event.reason != "final":
+                self._err.write(f"turn ended: {event.reason} after {event.steps} step(s)\n")
+            self._err.write(f"tokens {event.usage.tokens_summary()}\n")
         self._err.flush()
 
 

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail
 
 
 def register(app: typer.Typer) -> None:
@@ -40,15 +41,24 @@ def register(app: typer.Typer) -> None:
         try:
             settings = load_scheduler_config(config)
         except SchedulerConfigError as exc:
-            typer.echo(f"seepient scheduler serve: {exc}", err=True)
-            raise typer.Exit(exit_codes.USAGE) from None
+            raise fail(str(exc), command="scheduler serve") from None
 
         def ready(url: str) -> None:
-            typer.echo(
+            summary = (
                 f"seepient scheduler: listening on {url} (image {settings.worker_image}, "
-                f"state {settings.state_dir})",
-                err=True,
+                f"state {settings.state_dir})"
             )
+            if settings.log_format == "json":
+                # Every line on stderr is then one JSON event, this one too.
+                import logging
+
+                from seepient.telemetry import log_event
+
+                log_event(
+                    logging.getLogger("seepient.scheduler"), "listening", {"url": url, "summary": summary}
+                )
+            else:
+                typer.echo(summary, err=True)
 
         async def main() -> None:
             task = asyncio.ensure_future(serve(settings, docker_url=docker_host, on_ready=ready))
@@ -61,13 +71,12 @@ def register(app: typer.Typer) -> None:
         try:
             asyncio.run(main())
         except SchedulerStartError as exc:
-            typer.echo(f"seepient scheduler serve: {exc}", err=True)
-            raise typer.Exit(exit_codes.FAILED) from None
+            raise fail(str(exc), exit_codes.FAILED, command="scheduler serve") from None
         except OSError as exc:
-            typer.echo(
-                f"seepient scheduler serve: cannot listen on {settings.listen.host}:{settings.listen.port}: "
-                f"{exc.strerror or exc}",
-                err=True,
-            )
-            raise typer.Exit(exit_codes.FAILED) from None
+            address = f"{settings.listen.host}:{settings.listen.port}"
+            raise fail(
+                f"cannot listen on {address}: {exc.strerror or exc}",
+                exit_codes.FAILED,
+                command="scheduler serve",
+            ) from None
         typer.echo("seepient scheduler: stopped; worker containers removed", err=True)

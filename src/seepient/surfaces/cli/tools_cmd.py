@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.options import ConfigFile, Workspace
 
 _PLACEHOLDER_MODEL = "ollama:tools-listing"
 """Listing tools calls no model; a provider that needs no key lets the session open without one."""
@@ -21,10 +21,8 @@ def register(app: typer.Typer) -> None:
 
 
 def tools(
-    workspace: Annotated[Path, typer.Option(help="The project folder whose settings apply.")] = Path("."),
-    config: Annotated[
-        Path | None, typer.Option(help="An extra settings file (JSON), as for `seepient run`.")
-    ] = None,
+    workspace: Workspace = Path("."),
+    config: ConfigFile = None,
     mcp: Annotated[
         bool,
         typer.Option(help="Start the configured MCP servers to list their tools (--no-mcp skips them)."),
@@ -35,14 +33,10 @@ def tools(
     ] = False,
 ) -> None:
     """List the enabled tools (names and descriptions), exactly as a session here offers them to the model."""
-    from seepient.config import SettingsError
-    from seepient.models.base import ModelError
-    from seepient.runtime import Session, SessionOptions
+    from seepient.surfaces.cli.options import open_session
 
     async def _specs() -> tuple[list[dict[str, object]], list[str]]:
-        session = Session.open(
-            SessionOptions(workspace=workspace, model=_PLACEHOLDER_MODEL, surface="cli", config_file=config)
-        )
+        session = open_session(workspace=workspace, model=_PLACEHOLDER_MODEL, config_file=config)
         problems: list[str] = []
         session.subscribe(lambda event: problems.append(event.message) if event.type == "error" else None)
         try:
@@ -52,11 +46,7 @@ def tools(
         finally:
             await session.aclose()
 
-    try:
-        specs, problems = asyncio.run(_specs())
-    except (SettingsError, ModelError) as exc:
-        typer.echo(f"seepient: {exc}", err=True)
-        raise typer.Exit(exit_codes.USAGE) from None
+    specs, problems = asyncio.run(_specs())
     for problem in problems:
         typer.echo(f"seepient: warning: {problem}", err=True)
     if json_output:

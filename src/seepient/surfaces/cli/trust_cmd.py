@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail
 
 
 def register(app: typer.Typer) -> None:
@@ -157,5 +158,4 @@ def _stderr(line: str) -> None:
 
 
 def _usage(message: str) -> typer.Exit:
-    typer.echo(f"seepient trust: {message}", err=True)
-    return typer.Exit(exit_codes.USAGE)
+    return fail(message, command="trust")

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from seepient.surfaces.cli import exit_codes
+from seepient.surfaces.cli.failure import fail
 
 
 def register(app: typer.Typer) -> None:
@@ -39,6 +40,5 @@ def register(app: typer.Typer) -> None:
                 tag, mirror=mirror, force=force, progress=lambda line: typer.echo(line, err=True)
             )
         except ImageBuildError as exc:
-            typer.echo(f"seepient worker build-image: {exc}", err=True)
-            raise typer.Exit(exit_codes.FAILED) from None
+            raise fail(str(exc), exit_codes.FAILED, command="worker build-image") from None
         typer.echo(f"{built.tag} {built.image_id} {'cached' if built.cached else 'built'}")

@@ -5,8 +5,9 @@ Both speak the protocol types of ``seepient.protocol`` (events, approval request
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from seepient._lazy_exports import lazy_exports
 from seepient.surfaces.sdk._common import ApprovalAnswer, ApprovalCallback, Reply
 
 if TYPE_CHECKING:
@@ -16,14 +17,12 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "ApprovalAnswer", "ApprovalCallback", "Client", "RemoteSession", "Reply"]
 
 
-def __getattr__(name: str) -> Any:
-    # The client pulls in the HTTP and WebSocket stacks, the agent the whole runtime; load only what is used.
-    if name == "Agent":
-        from seepient.surfaces.sdk.agent import Agent
-
-        return Agent
-    if name in ("Client", "RemoteSession"):
-        from seepient.surfaces.sdk import client
-
-        return getattr(client, name)
-    raise AttributeError(name)
+# The client pulls in the HTTP and WebSocket stacks, the agent the whole runtime; load only what is used.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "Agent": "seepient.surfaces.sdk.agent",
+        "Client": "seepient.surfaces.sdk.client",
+        "RemoteSession": "seepient.surfaces.sdk.client",
+    },
+)

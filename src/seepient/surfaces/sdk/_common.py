@@ -23,8 +23,8 @@ ApprovalCallback = Callable[[ApprovalRequest], ApprovalAnswer | Awaitable[Approv
 
 @dataclass(frozen=True)
 class Reply:
-    """One finished turn: the model's final ``text``, why it ended (``final``, ``step_limit``, ``interrupted``,
-    ``error``), and every event the turn produced."""
+    """One finished turn: the model's final ``text``, why it ended (``final``, ``step_limit``, ``budget``,
+    ``interrupted``, ``error``), and every event the turn produced."""
 
     turn_id: str
     text: str

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from seepient.approval import Approver
 from seepient.config import SeepientPaths
 from seepient.protocol import ApprovalRequest, ApprovalResponse, ImagePart, RuntimeEvent, TurnCompleted
+from seepient.protocol.fields import same_named
 from seepient.runtime import Session, SessionOptions, TurnOutcome
 from seepient.runtime.hooks import DEFAULT_FUNCTION_TIMEOUT_S, FunctionHook, HookEvent, HookFunction
 from seepient.surfaces.sdk._common import ApprovalCallback, Reply, ask_callback
@@ -255,12 +256,7 @@ def _function_hooks(
 
 def _reply(outcome: TurnOutcome, events: list[RuntimeEvent]) -> Reply:
     return Reply(
-        turn_id=outcome.turn_id,
-        text=outcome.text,
-        reason=outcome.reason,
-        steps=outcome.steps,
-        usage=outcome.usage,
-        error=outcome.error,
+        **same_named(outcome, ("turn_id", "text", "reason", "steps", "usage", "error")),
         events=tuple(events),
     )
 

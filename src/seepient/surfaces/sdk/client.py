@@ -26,6 +26,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from seepient.protocol import PermissionRequest, RuntimeEvent, TurnCompleted, TurnStarted, Usage
+from seepient.protocol.errors import ExecutionError
 from seepient.surfaces.sdk._common import ApprovalCallback, Reply, ask_callback
 
 __all__ = ["Client", "ClientError", "RemoteSession"]
@@ -34,7 +35,7 @@ _EVENT: TypeAdapter[RuntimeEvent] = TypeAdapter(RuntimeEvent)
 _RECONNECTS = 5
 
 
-class ClientError(Exception):
+class ClientError(ExecutionError):
     """The server refused a request; ``status`` is the HTTP status and the message is the server's reason."""
 
     def __init__(self, status: int, detail: str) -> None:

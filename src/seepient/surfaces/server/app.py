@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Response, WebSocket
 from fastapi.responses import StreamingResponse
+from fastapi_offline import FastAPIOffline
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect, WebSocketDisconnected
@@ -27,6 +28,8 @@ from seepient.config import SettingsError
 from seepient.models.base import ModelError
 from seepient.protocol import ApprovalDecision
 from seepient.store import Store
+from seepient.surfaces.server import observability
+from seepient.surfaces.server.access_log import RequestLog, RequestSink
 from seepient.surfaces.server.auth import (
     WS_SUBPROTOCOL,
     Principal,
@@ -35,8 +38,11 @@ from seepient.surfaces.server.auth import (
     bearer_from_header,
     bearer_from_subprotocols,
 )
+from seepient.surfaces.server.console_routes import add_console_routes
+from seepient.surfaces.server.error_statuses import status_for
+from seepient.surfaces.server.event_feed import WireEvent
 from seepient.surfaces.server.event_schema import runtime_event_schema
-from seepient.surfaces.server.live import ApprovalNotPending, LiveSession, SessionBusy, WireEvent
+from seepient.surfaces.server.live import ApprovalNotPending, LiveSession, SessionBusy
 from seepient.surfaces.server.manager import SessionManager
 from seepient.surfaces.server.schemas import (
     ApprovalAnswer,
@@ -63,10 +69,20 @@ class ServerState:
     limiter: RateLimiter
     max_request_bytes: int
     max_ws_frame_bytes: int
+    request_log: RequestSink | None = None
+    """Where each request's log entry goes (``access_log.RequestLog``); no log when ``None``."""
+    stopping: bool = False
+    """Set by ``stop_streams`` when the server is asked to stop."""
     tokens: TokenCache = field(init=False)
 
     def __post_init__(self) -> None:
         self.tokens = TokenCache(self.store.authenticate)
+
+    def stop_streams(self) -> None:
+        """End every open event stream cleanly (SSE bodies finish, WebSockets close with 1012), so a server
+        asked to stop is not held open by its clients and each client resumes from its last sequence number."""
+        self.stopping = True
+        self.manager.end_streams()
 
 
 _UNAUTHORIZED = HTTPException(
@@ -173,18 +189,25 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
         if on_shutdown is not None:
             await on_shutdown()
 
-    app = FastAPI(title="Seepient", version=seepient.__version__, lifespan=lifespan)
+    # /docs and /redoc from assets in an installed package: the page works with no internet and loads nothing
+    # from a third party into a browser holding the operator's token.
+    app: FastAPI = FastAPIOffline(title="Seepient", version=seepient.__version__, lifespan=lifespan)
     app.add_middleware(_BodyLimit, limit=state.max_request_bytes)
+    if state.request_log is not None:
+        app.add_middleware(RequestLog, write=state.request_log)
 
     app.state.server = state
+    observability.install(app, state.manager)
 
     async def live_or_404(session_id: str, caller: Principal) -> LiveSession:
         try:
             live = await state.manager.live(session_id, caller.name)
         except TenancyError as exc:
-            raise HTTPException(status_code=403, detail=str(exc)) from None
+            raise HTTPException(status_code=status_for(exc), detail=str(exc)) from None
         except (SettingsError, ModelError) as exc:
-            raise HTTPException(status_code=422, detail=f"cannot reopen the session: {exc}") from None
+            raise HTTPException(
+                status_code=status_for(exc), detail=f"cannot reopen the session: {exc}"
+            ) from None
         if live is None:
             raise _not_found(session_id)
         return live
@@ -209,9 +232,9 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
                 caller.name, workspace=body.workspace, model=body.model, mode=body.mode
             )
         except TenancyError as exc:
-            raise HTTPException(status_code=403, detail=str(exc)) from None
+            raise HTTPException(status_code=status_for(exc), detail=str(exc)) from None
         except (SettingsError, ModelError) as exc:
-            raise HTTPException(status_code=422, detail=str(exc)) from None
+            raise HTTPException(status_code=status_for(exc), detail=str(exc)) from None
         return _view(live.record, live)
 
     @app.get("/v1/sessions", response_model=list[SessionView])
@@ -254,7 +277,7 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
         try:
             turn_id = await live.start_turn(body.prompt, body.image_parts(), plan=body.plan)
         except SessionBusy as exc:
-            raise HTTPException(status_code=409, detail=str(exc)) from None
+            raise HTTPException(status_code=status_for(exc), detail=str(exc)) from None
         if not wait:
             return TurnAccepted(turn_id=turn_id)
         assert live.task is not None
@@ -281,6 +304,7 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
             after = max(after, int(last_event_id))
 
         async def stream() -> AsyncIterator[bytes]:
+            # Ends (cleanly) when the server stops: the client reconnects with Last-Event-ID and misses nothing.
             async for event in live.events(after, follow=follow):
                 yield _sse(event)
 
@@ -306,7 +330,9 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
                 feedback=body.feedback,
             )
         except ApprovalNotPending as exc:
-            raise HTTPException(status_code=409 if exc.answered else 404, detail=str(exc)) from None
+            raise HTTPException(
+                status_code=409 if exc.answered else status_for(exc), detail=str(exc)
+            ) from None
         return ApprovalAnswered(request_id=request_id, decision=body.decision)
 
     @app.post("/v1/sessions/{session_id}/interrupt", response_model=Interrupted)
@@ -318,6 +344,7 @@ def create_app(state: ServerState, *, on_shutdown: Callable[[], Awaitable[None]]
     async def websocket(websocket: WebSocket, session_id: str, after: int = 0) -> None:
         await _serve_websocket(state, websocket, session_id, max(0, after))
 
+    add_console_routes(app, state, _principal_of)
     return app
 
 
@@ -329,17 +356,8 @@ def _builtin_tool_views() -> list[ToolView]:
 
 
 def _view(record: Any, live: LiveSession | None) -> SessionView:
-    status = "running" if live is not None and live.running else record.status
-    return SessionView(
-        id=record.id,
-        workspace=record.workspace,
-        model=record.model,
-        mode=record.mode,
-        status=status,
-        last_seq=record.last_seq,
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-    )
+    view = SessionView.model_validate(record, from_attributes=True)
+    return view.model_copy(update={"status": "running"}) if live is not None and live.running else view
 
 
 def _sse(event: WireEvent) -> bytes:
@@ -371,8 +389,14 @@ async def _serve_websocket(state: ServerState, websocket: WebSocket, session_id:
     outgoing = _Outgoing(websocket)
 
     async def pump() -> None:
+        last = after
         async for event in live.events(after, follow=True):
             await outgoing.send(event.json)
+            last = event.seq
+        if state.stopping:
+            # 1012 "service restart": the client reconnects (to this server or another replica) from ``last``.
+            with contextlib.suppress(RuntimeError, WebSocketDisconnected, WebSocketDisconnect):
+                await websocket.close(code=1012, reason=f"server stopping; reconnect with ?after={last}")
 
     sender = asyncio.create_task(pump())
     try:

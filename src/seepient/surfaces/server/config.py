@@ -15,20 +15,22 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from seepient.config.settings import normalise_mode
+from seepient.protocol.errors import ConfigurationError
+from seepient.protocol.frozen import deferred_config
 
 #: Consent modes from the most cautious to the most permissive.
 MODE_ORDER = ("always-ask", "ask-untrusted", "auto", "autonomous-trusted")
 
 
-class ServerConfigError(Exception):
+class ServerConfigError(ConfigurationError):
     """The server configuration cannot be used; the message names the file and the field."""
 
 
 class _Camel(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = deferred_config(extra="forbid", populate_by_name=True, frozen=True)
 
 
 class PrincipalGrant(_Camel):

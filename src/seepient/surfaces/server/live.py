@@ -39,45 +39,34 @@ from seepient.protocol import (
     Usage,
     new_id,
 )
+from seepient.protocol.errors import ConflictError, NotFoundError
 from seepient.runtime import Session, SessionOptions, TurnOutcome
-from seepient.store import SessionRecord, Store, StoredEvent
+from seepient.store import SessionRecord, Store, TurnEnd
+from seepient.surfaces.server.event_feed import SUBSCRIBER_BACKLOG, EventWriter, Subscriber, WireEvent
 
 _log = logging.getLogger("seepient.server")
 
 
-@dataclass(frozen=True)
-class WireEvent:
-    """An event as it goes out: its seq, its type and its JSON, serialised once for the store and every client."""
-
-    seq: int
-    type: str
-    json: str
-
-    @classmethod
-    def of(cls, event: RuntimeEvent) -> WireEvent:
-        return cls(event.seq, event.type, event.model_dump_json())
-
-
 _MESSAGE = TypeAdapter(Message)
 
-#: A subscriber that falls this far behind is dropped; it reconnects with ``after=SEQ`` and misses nothing.
-_SUBSCRIBER_BACKLOG = 10_000
-#: Events stored per transaction at most.
-_WRITE_BATCH = 2_000
 #: Events read from the store per query when replaying or catching up.
 _READ_PAGE = 2_000
 
 
-class SessionBusy(Exception):
+class SessionBusy(ConflictError):
     """A turn is already running in this session (HTTP 409): wait for ``turn_completed`` or interrupt it."""
 
 
-class ApprovalNotPending(Exception):
+class ApprovalNotPending(NotFoundError):
     """No request with that id is waiting in this session (HTTP 404), or it was already answered (409)."""
 
     def __init__(self, message: str, *, answered: bool = False) -> None:
         super().__init__(message)
         self.answered = answered
+
+
+def _already_answered(request_id: str) -> ApprovalNotPending:
+    return ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
 
 
 @dataclass
@@ -88,46 +77,6 @@ class _Waiting:
     """Set once the request is in the store, where an answer from any replica is recorded first."""
 
 
-class _Subscriber:
-    """One client's feed: events pile up between its reads and are handed over a batch at a time, so a burst of
-    events costs one wake-up of the reader rather than one per event."""
-
-    __slots__ = ("closed", "items", "wake")
-
-    def __init__(self) -> None:
-        self.items: list[WireEvent] = []
-        self.wake = asyncio.Event()
-        self.closed = False
-
-    def push(self, events: list[WireEvent]) -> None:
-        self.items.extend(events)
-        self.wake.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self.wake.set()
-
-    async def take(self) -> list[WireEvent] | None:
-        """The events pushed since the last call (waiting for some); ``None`` once closed and drained."""
-        while not self.items:
-            if self.closed:
-                return None
-            self.wake.clear()
-            await self.wake.wait()
-        items, self.items = self.items, []
-        return items
-
-
-def close_cut_turn(session_id: str, turn_id: str, seq: int) -> tuple[str, str]:
-    """The event that ends a turn a dead server cut (``Store.recover_after_crash``)."""
-    closing = TurnCompleted(session_id=session_id, seq=seq, turn_id=turn_id, reason="interrupted")
-    return closing.type, closing.model_dump_json()
-
-
-def _wire(stored: StoredEvent) -> WireEvent:
-    return WireEvent(stored.seq, stored.type, stored.data)
-
-
 class _ServerApprover:
     """Parks each approval request until a client answers it or the timeout rejects it."""
 
@@ -136,78 +85,6 @@ class _ServerApprover:
 
     async def decide(self, request: ApprovalRequest) -> ApprovalResponse:
         return await self._live.wait_for_answer(request)
-
-
-class EventWriter:
-    """Stores the events of every live session, many per transaction, then delivers them.
-
-    A client never sees an event that a crash could take back, so after a restart no seq it saw is reused.
-    One writer for the whole server keeps SQLite to a single writing connection and lets a burst of events
-    from many sessions share one commit.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._pending: list[tuple[LiveSession, WireEvent]] = []
-        self._turns: list[tuple[str, str, str, asyncio.Future[None]]] = []
-        self._lock = asyncio.Lock()
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    def push(self, live: LiveSession, event: WireEvent) -> None:
-        self._pending.append((live, event))
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="event-writer")
-        self._wake.set()
-
-    def start_turn(self, session_id: str, turn_id: str, prompt: str) -> asyncio.Future[None]:
-        """Record a started turn with the next batch of events; the future is done once it is committed."""
-        stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._turns.append((session_id, turn_id, prompt, stored))
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="event-writer")
-        self._wake.set()
-        return stored
-
-    async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            try:
-                await self.flush()
-            except Exception:  # the events stay pending; the next round retries them
-                _log.exception("storing events failed; retrying")
-                await asyncio.sleep(0.5)
-                self._wake.set()
-
-    async def flush(self) -> None:
-        """Store and deliver everything pushed so far."""
-        async with self._lock:
-            while self._pending or self._turns:
-                batch = self._pending[:_WRITE_BATCH]
-                turns = self._turns[:]
-                await self._store.append_events_many(
-                    ((live.id, event.seq, event.type, event.json) for live, event in batch),
-                    turns=[(session_id, turn_id, prompt) for session_id, turn_id, prompt, _ in turns],
-                )
-                del self._pending[: len(batch)]
-                del self._turns[: len(turns)]
-                by_session: dict[LiveSession, list[WireEvent]] = {}
-                for live, event in batch:
-                    by_session.setdefault(live, []).append(event)
-                for live, events in by_session.items():
-                    live.deliver(events)
-                for *_, stored in turns:
-                    if not stored.done():
-                        stored.set_result(None)
-
-    async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        await self.flush()
 
 
 class LiveSession:
@@ -224,7 +101,8 @@ class LiveSession:
         self._local_last = record.last_seq
         self.runtime: Session | None = None
         self.task: asyncio.Task[TurnOutcome] | None = None
-        self._subscribers: set[_Subscriber] = set()
+        self._subscribers: set[Subscriber] = set()
+        self._streams_ended = False
         self._catching_up: asyncio.Task[None] | None = None
         self._catch_up_again = False
         self._reopen: dict[str, Any] = {}
@@ -331,6 +209,12 @@ class LiveSession:
             if waiting is not None and not waiting.answer.done():
                 waiting.answer.cancel()
 
+    def end_streams(self) -> None:
+        """End every ``events`` stream once it has handed over what was delivered; later ones only replay."""
+        self._streams_ended = True
+        for subscriber in list(self._subscribers):
+            subscriber.close()
+
     @property
     def has_subscribers(self) -> bool:
         return bool(self._subscribers)
@@ -349,7 +233,7 @@ class LiveSession:
             return
         self._delivered = batch[-1].seq
         for subscriber in list(self._subscribers):
-            if len(subscriber.items) + len(batch) > _SUBSCRIBER_BACKLOG:
+            if len(subscriber.items) + len(batch) > SUBSCRIBER_BACKLOG:
                 self._subscribers.discard(subscriber)
                 subscriber.close()
                 continue
@@ -382,7 +266,7 @@ class LiveSession:
             for row in rows:
                 if row.seq != expected:
                     break
-                fresh.append(_wire(row))
+                fresh.append(WireEvent.stored(row))
                 expected += 1
             self.deliver(fresh)
             if len(fresh) < _READ_PAGE:
@@ -398,8 +282,9 @@ class LiveSession:
         if self._store.shared and not self.running:
             # Another replica may have stored events this one has not heard of yet.
             await self.catch_up()
-        subscriber = _Subscriber()
+        subscriber = Subscriber()
         delivered = self._delivered
+        follow = follow and not self._streams_ended
         if follow:
             self._subscribers.add(subscriber)
         try:
@@ -409,7 +294,7 @@ class LiveSession:
                 if not rows:
                     break
                 for row in rows:
-                    yield _wire(row)
+                    yield WireEvent.stored(row)
                     last = row.seq
             while follow:
                 items = await subscriber.take()
@@ -495,21 +380,28 @@ class LiveSession:
         try:
             outcome = await self.runtime.run(prompt, images, plan=plan)
         except asyncio.CancelledError:
-            outcome = TurnOutcome(turn_id="", reason="interrupted", text="", steps=0, usage=Usage())
+            outcome = TurnOutcome(turn_id="", reason="interrupted", text="", steps=0, usage=Usage.zero())
         await self._turn_stored.wait()
-        await self._writer.flush()
         status = {"final": "completed", "interrupted": "interrupted", "error": "error"}.get(
             outcome.reason, "completed"
         )
         turn_id = outcome.turn_id or (self._turn_started.result() if self._turn_started else "")
-        await self._store.finish_turn(
-            self.id,
-            turn_id,
+        end = TurnEnd(
+            session_id=self.id,
+            turn_id=turn_id,
             status=status,
             reason=outcome.reason,
             reply=outcome.text,
-            messages=[m.model_dump(mode="json") for m in self.runtime.history],
+            messages=tuple(m.model_dump(mode="json") for m in self.runtime.history),
         )
+        # Stored with (or after) the turn's last events. The task ends only once it is, interrupted or not, so
+        # a next turn (which waits for this task) never starts ahead of this one's end.
+        stored = self._writer.finish_turn(end)
+        try:
+            await asyncio.shield(stored)
+        except asyncio.CancelledError:
+            await asyncio.shield(stored)
+            raise
         return outcome
 
     async def interrupt(self) -> bool:
@@ -558,30 +450,6 @@ class LiveSession:
         await self._store.resolve_pending(request.request_id, "answered", response.model_dump(mode="json"))
         return response
 
-    def answer(
-        self,
-        request_id: str,
-        *,
-        decision: ApprovalDecision,
-        principal: str,
-        scope: str | None = None,
-        feedback: str | None = None,
-    ) -> ApprovalResponse:
-        waiting = self._waiting.get(request_id)
-        if waiting is None or waiting.request is None:
-            raise ApprovalNotPending(f"no approval request {request_id} is waiting in this session")
-        if waiting.answer.done():
-            raise ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
-        response = ApprovalResponse(
-            decision=decision,
-            digest=waiting.request.digest,
-            scope=scope,
-            feedback=feedback,
-            approved_by=f"user:{principal}",
-        )
-        waiting.answer.set_result(response)
-        return response
-
     async def submit_answer(
         self,
         request_id: str,
@@ -593,14 +461,24 @@ class LiveSession:
     ) -> ApprovalResponse:
         """Answer a request whether it waits here or on the replica running the turn (shared store): the
         first answer committed to the store wins, and the replica waiting on it is told."""
-        if not self._store.shared:
-            return self.answer(
-                request_id, decision=decision, principal=principal, scope=scope, feedback=feedback
+
+        def response_to(request: ApprovalRequest) -> ApprovalResponse:
+            return ApprovalResponse(
+                decision=decision,
+                digest=request.digest,
+                scope=scope,
+                feedback=feedback,
+                approved_by=f"user:{principal}",
             )
+
         waiting = self._waiting.get(request_id)
         if waiting is not None and waiting.request is not None:
             if waiting.answer.done():
-                raise ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
+                raise _already_answered(request_id)
+            if not self._store.shared:
+                response = response_to(waiting.request)
+                waiting.answer.set_result(response)
+                return response
             try:  # the turn is storing the request: the answer must land after it
                 await asyncio.wait_for(waiting.stored.wait(), 30)
             except TimeoutError:
@@ -609,21 +487,15 @@ class LiveSession:
                 ) from None
             request = waiting.request
         else:
-            row = await self._store.pending_request(self.id, request_id)
+            row = await self._store.pending_request(self.id, request_id) if self._store.shared else None
             if row is None:
                 raise ApprovalNotPending(f"no approval request {request_id} is waiting in this session")
             if row.status != "pending":
-                raise ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
+                raise _already_answered(request_id)
             request = ApprovalRequest.model_validate(row.body)
-        response = ApprovalResponse(
-            decision=decision,
-            digest=request.digest,
-            scope=scope,
-            feedback=feedback,
-            approved_by=f"user:{principal}",
-        )
+        response = response_to(request)
         if not await self._store.answer_pending(self.id, request_id, response.model_dump(mode="json")):
-            raise ApprovalNotPending(f"approval request {request_id} was already answered", answered=True)
+            raise _already_answered(request_id)
         waiting = self._waiting.get(request_id)
         if waiting is not None and not waiting.answer.done():
             waiting.answer.set_result(response)

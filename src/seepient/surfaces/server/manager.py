@@ -11,7 +11,8 @@ from pathlib import Path
 from seepient.config import SeepientPaths
 from seepient.store import SessionRecord, Store
 from seepient.surfaces.server.config import ServerConfig
-from seepient.surfaces.server.live import EventWriter, LiveSession, new_session_id, restore_history
+from seepient.surfaces.server.event_feed import EventWriter
+from seepient.surfaces.server.live import LiveSession, new_session_id, restore_history
 from seepient.surfaces.server.replicas import ReplicaLink, new_replica_id
 from seepient.surfaces.server.tenancy import TenancyError, check_mode, check_model, check_workspace
 
@@ -27,6 +28,7 @@ class SessionManager:
         self._live: dict[str, LiveSession] = {}
         self._writer = EventWriter(store)
         self._opening: dict[str, asyncio.Lock] = {}
+        self._streams_ended = False
         if store.shared and store.replica_id is None:
             store.replica_id = new_replica_id()
 
@@ -76,6 +78,8 @@ class SessionManager:
             await live.aclose()
             raise
         self._live[record.id] = live
+        if self._streams_ended:
+            live.end_streams()
         return live
 
     async def find(self, session_id: str, principal: str) -> SessionRecord | None:
@@ -117,6 +121,8 @@ class SessionManager:
                 project_trust=self.config.trusts(Path(record.workspace)),
             )
             self._live[session_id] = live
+            if self._streams_ended:
+                live.end_streams()
             return live
 
     async def unload_idle(self) -> list[str]:
@@ -144,6 +150,11 @@ class SessionManager:
     def loaded_count(self) -> int:
         return len(self._live)
 
+    @property
+    def streaming_count(self) -> int:
+        """Loaded sessions with at least one client following their events (SSE or WebSocket)."""
+        return sum(1 for live in self._live.values() if live.has_subscribers)
+
     def loaded(self, session_id: str) -> LiveSession | None:
         return self._live.get(session_id)
 
@@ -153,6 +164,12 @@ class SessionManager:
             await live.aclose()
             self._live.pop(session_id, None)
         return await self.store.delete_session(session_id, principal)
+
+    def end_streams(self) -> None:
+        """The server is stopping: end every session's event streams (see ``LiveSession.end_streams``)."""
+        self._streams_ended = True
+        for live in self._live.values():
+            live.end_streams()
 
     async def aclose(self) -> None:
         for live in list(self._live.values()):

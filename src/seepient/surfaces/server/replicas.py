@@ -19,7 +19,8 @@ import psycopg
 
 from seepient.store import Store
 from seepient.store.notify import Change, listen
-from seepient.surfaces.server.live import LiveSession, close_cut_turn
+from seepient.surfaces.server.event_feed import close_cut_turn
+from seepient.surfaces.server.live import LiveSession
 
 _log = logging.getLogger("seepient.server.replicas")
 

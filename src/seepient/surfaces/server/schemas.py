@@ -104,8 +104,10 @@ class TurnReply(BaseModel):
 
 
 class ApprovalAnswer(_Body):
-    decision: Literal["approve_once", "approve_session", "reject"]
-    scope: str | None = Field(None, max_length=40, description="for approve_session: the offered scope kind")
+    decision: Literal["approve_once", "approve_session", "approve_project", "reject", "reject_session"]
+    scope: str | None = Field(
+        None, max_length=40, description="for approve_session and reject_session: the offered scope kind"
+    )
     feedback: str | None = Field(None, max_length=20_000, description="told to the model with a rejection")
 
 

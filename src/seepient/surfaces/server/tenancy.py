@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 
 from seepient.config.settings import normalise_mode
+from seepient.protocol.errors import AuthError
 from seepient.surfaces.server.config import MODE_ORDER, PrincipalGrant
 
 
-class TenancyError(Exception):
+class TenancyError(AuthError):
     """A request asked for something outside what the principal was granted (HTTP 403)."""
 
 

@@ -1,10 +1,15 @@
-"""The Textual application: a transcript over the session's runtime events, a prompt, slash commands, mode
-toggling, interrupts, and the approval modal. It talks to the runtime only through ``Session``."""
+"""The Textual application: a transcript over the session's runtime events, a prompt with completion, slash
+commands (built-in and custom), mode toggling, interrupts, and the approval modal. It talks to the runtime
+only through ``Session`` and the runtime's functions (doctor, mentions, onboarding).
+
+Over 600 lines: it is the one place every screen element and command meets the session; the parts that stand
+alone (completion, usage, widgets, modals, stored sessions) live in their own modules."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
 import json
 import time
 from collections.abc import Callable
@@ -14,9 +19,12 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.widgets import Footer, TextArea
 
+from seepient.surfaces.tui.palette import BUILTIN_COMMANDS, CompletionMenu, PromptCompleter, help_text
+from seepient.surfaces.tui.reports import session_paths
+from seepient.surfaces.tui.usage import UsageMeter
 from seepient.surfaces.tui.widgets import (
-    AssistantText,
     Notice,
     PromptInput,
     StatusBar,
@@ -26,12 +34,14 @@ from seepient.surfaces.tui.widgets import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import AsyncIterator, Awaitable, Sequence
     from pathlib import Path
 
-    from seepient.protocol import ImagePart
+    from seepient.context.commands import CustomCommand
+    from seepient.protocol import ImagePart, Message
     from seepient.runtime import Session, SessionOptions
     from seepient.surfaces.tui.approval import TuiApprover
+    from seepient.surfaces.tui.assistant_text import AssistantText
     from seepient.surfaces.tui.sessions import SessionLog
 
 MODES = ("always-ask", "ask-untrusted", "auto", "autonomous-trusted")
@@ -39,23 +49,14 @@ MODES = ("always-ask", "ask-untrusted", "auto", "autonomous-trusted")
 CYCLED_MODES = ("always-ask", "ask-untrusted", "auto")
 UNATTENDED_MODE = "autonomous-trusted"
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_HELP = """\
-/help              this help
-/model [SPEC]      show the model, or switch to PROVIDER:MODEL (the conversation carries over)
-/mode [MODE]       show or set the consent mode: always-ask, ask-untrusted, auto, autonomous-trusted (asks first)
-/skill NAME        give the model a skill's full instructions from now on
-/plan PROMPT       plan first with read-only tools; the plan is carried out only once you approve it
-/image [PATH]      attach an image to the next prompt (or paste/drop the file); /image clear drops them
-/compact           shorten the history now (older turns summarised)
-/sessions          pick one of this workspace's stored sessions and resume it
-/quit              leave
-Enter sends · Ctrl+J new line · pasting an image file's path attaches it · Up/Down history · Shift+Tab cycles always-ask, ask-untrusted, auto
-Ctrl+C interrupts the running turn; a second Ctrl+C quits"""
+_RESERVED = frozenset([name[1:] for name in BUILTIN_COMMANDS] + ["exit"])
+"""Names a custom command cannot take: a file in a repository must not replace ``/clear`` or ``/quit``."""
 _ANSWERS = {
     "approve_once": "approved once",
     "approve_session": "approved for this session",
     "approve_project": "approved always in this project",
     "reject": "rejected",
+    "reject_session": "rejected for this session",
 }
 
 
@@ -66,10 +67,12 @@ class SeepientTui(App[int]):
     CSS = """
     Screen { layout: vertical; }
     #transcript { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
+    Footer { height: 1; }
     """
     BINDINGS = [
         Binding("ctrl+c", "interrupt_or_quit", "interrupt / quit", priority=True),
         Binding("shift+tab", "cycle_mode", "cycle consent mode", priority=True),
+        Binding("escape", "focus_prompt", "back to the prompt"),
     ]
 
     def __init__(self, options: SessionOptions | Callable[[], SessionOptions]) -> None:
@@ -85,6 +88,8 @@ class SeepientTui(App[int]):
         self._log: SessionLog | None = None
         self._log_writes: asyncio.Queue[Awaitable[None]] = asyncio.Queue()
         self._log_writer: asyncio.Task[None] | None = None
+        self._grants: list[tuple[str, str]] = []
+        """The current session's standing grants (restored and given), carried into a model switch."""
         self._images: list[tuple[str, ImagePart]] = []
         """Images waiting for the next prompt, with the names they are shown by."""
         self._starting: Notice | None = None
@@ -93,11 +98,15 @@ class SeepientTui(App[int]):
         self._quit_armed = False
         self._text: AssistantText | None = None
         self._calls: dict[str, ToolCallView] = {}
-        self._input_tokens = 0
-        self._output_tokens = 0
+        self.usage = UsageMeter()
+        self.commands: dict[str, CustomCommand] = {}
+        """Custom slash commands (``context/commands.py``), loaded once the session is open."""
         # Held directly: while the approval modal is the current screen, queries would not find them.
         self._transcript_view = VerticalScroll(id="transcript")
+        self._menu = CompletionMenu()
         self._prompt = PromptInput()
+        self._prompt.menu = self._menu
+        self._completer = PromptCompleter(self._menu, self._prompt)
         self._status_bar = StatusBar(id="status")
         self.clock = time.monotonic
         """Where elapsed time comes from; screenshots pin it so the working indicator is stable."""
@@ -112,10 +121,14 @@ class SeepientTui(App[int]):
 
         approver = TuiApprover()
         approver.attach(self)
-        options = dataclasses.replace(options, approver=approver, surface="tui")
+        options = dataclasses.replace(options, approver=approver, surface="tui", on_grant=self._grant_given)
         session = Session.open(options)
         session.subscribe(self._on_runtime_event)
+        # Here, off the UI's loop, rather than at the first answer's first words.
+        importlib.import_module("seepient.surfaces.tui.assistant_text")
+
         self.options, self.approver, self.session = options, approver, session
+        self._grants = list(options.grants)
 
     def _open_from_factory(self, options: SessionOptions) -> str | None:
         """Runs in a worker thread: the runtime's imports and ``Session.open`` stay off the UI's loop."""
@@ -184,16 +197,23 @@ class SeepientTui(App[int]):
 
     def compose(self) -> ComposeResult:
         yield self._transcript_view
+        yield self._menu
         yield self._prompt
         yield self._status_bar
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
         self._prompt.focus()
+        # Anchored, the transcript follows new output until the person scrolls up, and again once they are
+        # back at the bottom.
+        self._transcript_view.anchor()
         self.set_interval(0.25, self._refresh_status)
         if self.session is None:
             self._starting = Notice("starting… · /help for commands")
             self._append(self._starting)
-            self.run_worker(self._open_in_background(), group="open")
+            # Once the first frame is on the screen: the runtime's imports in the opening thread hold the
+            # interpreter's lock most of the time, and would hold that frame back.
+            self.call_after_refresh(lambda: self.run_worker(self._open_in_background(), group="open"))
         else:
             self._session_ready()
         self._refresh_status()
@@ -208,9 +228,14 @@ class SeepientTui(App[int]):
             self._notice(f"warning: {warning}", "yellow")
         if self.session.sandbox == "off":
             self._notice("sandbox off: shell commands run unsandboxed on this machine", "yellow")
+        if self.options.resumed and self.options.history:
+            self._show_stored(self.session.id, self.options.history)
         self._notice(f"workspace {self.session.workspace} · /help for commands")
         self._refresh_status()
         self._log_writer = asyncio.ensure_future(self._write_log())
+        self._completer.workspace = self.session.workspace
+        self._completer.seepient_home = session_paths(self.options).home
+        self.run_worker(self._load_commands(), group="commands")
         if self._queued is not None:
             prompt, self._queued = self._queued, None
             self._start_turn(prompt)
@@ -245,7 +270,7 @@ class SeepientTui(App[int]):
         status.append(session.sandbox, style="bold red" if session.sandbox == "off" else "bold green")
         status.append(" · ", style="dim")
         status.append(session.model_spec, style="bold")
-        status.append(f" · tokens {self._input_tokens:,} in / {self._output_tokens:,} out", style="dim")
+        status.append(f" · {self.usage.status()}", style="dim")
         status.append(f" · {session.id}", style="dim")
         self._status_bar.update(status)
 
@@ -253,9 +278,7 @@ class SeepientTui(App[int]):
         return self._transcript_view
 
     def _append(self, widget: object) -> None:
-        transcript = self._transcript()
-        transcript.mount(widget)  # type: ignore[arg-type]
-        transcript.scroll_end(animate=False)
+        self._transcript().mount(widget)  # type: ignore[arg-type]
 
     def _notice(self, text: str, style: str = "") -> None:
         self._append(Notice(text, style))
@@ -271,15 +294,20 @@ class SeepientTui(App[int]):
             self._text = None
         elif kind == "text_delta":
             if self._text is None:
+                from seepient.surfaces.tui.assistant_text import AssistantText
+
                 self._text = AssistantText()
                 self._append(self._text)
             self._text.add(event.text)
-            self._transcript().scroll_end(animate=False)
         elif kind == "tool_call":
             self._end_text()
             view = ToolCallView(event.call)
             self._calls[event.call.id] = view
             self._append(view)
+        elif kind == "permission_request":
+            # Someone may be looking elsewhere: the terminal's bell (most terminals also flag the window).
+            self.bell()
+            self.notify("an action is waiting for your approval", title="seepient", timeout=4)
         elif kind == "permission_resolved":
             response = event.response
             how = _ANSWERS[response.decision]
@@ -291,11 +319,11 @@ class SeepientTui(App[int]):
         elif kind == "tool_result":
             view = self._calls.get(event.call_id)
             if view is not None:
-                view.finish(event.status, event.output)
+                view.finish(event.status, event.output, event.data)
         elif kind == "turn_completed":
             self._end_text()
-            self._input_tokens += event.usage.input_tokens
-            self._output_tokens += event.usage.output_tokens
+            self.usage.add(event.usage)
+            self._completer.forget_files()
             if event.reason == "interrupted":
                 self._notice("interrupted", "yellow")
             elif event.reason == "step_limit":
@@ -338,6 +366,7 @@ class SeepientTui(App[int]):
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         self._quit_armed = False
+        self._menu.close()
         text = message.text.strip()
         if text.startswith("/"):
             await self._command(text)
@@ -354,17 +383,49 @@ class SeepientTui(App[int]):
             return
         self._send(message.text)
 
-    def _send(self, prompt: str, *, plan: bool = False) -> None:
-        """Start a turn with the prompt and whatever images wait for it (which route it on to vision)."""
+    def _send(
+        self, prompt: str, *, plan: bool = False, shown: str | None = None, mentioned: str | None = None
+    ) -> None:
+        """Start a turn with the prompt, the files its ``@`` words name (of ``mentioned``: what the person
+        typed, ``prompt`` by default) and whatever images wait for it (which route it on to vision)."""
+        from seepient.runtime.mentions import mentions
+
         assert self.session is not None
         images = tuple(part for _, part in self._images)
         self._images.clear()
-        self._append(UserPrompt(prompt, images=len(images), plan=plan))
+        self._append(UserPrompt(shown or prompt, images=len(images), plan=plan))
+        self._transcript_view.anchor()  # what the person just sent is followed, wherever they had scrolled
+        paths = mentions(prompt if mentioned is None else mentioned)
+        self._start_turn(self._attach_and_run(prompt, paths, images, plan))
+
+    async def _attach_and_run(
+        self, prompt: str, paths: list[str], images: tuple[ImagePart, ...], plan: bool
+    ) -> object:
+        """Each ``@`` file is read through the session (policy, approval, audit), then the turn runs."""
+        from seepient.runtime.mentions import NO_SUCH_FILE, attach, read_call, refusal, with_attachments
+
         session = self.session
+        assert session is not None
+        found = []
+        for path in paths:
+            why = refusal(session.workspace, path)
+            if why is not None:
+                if why != NO_SUCH_FILE:  # an @word that names no file is just a word
+                    self._notice(f"@{path} not attached: {why}", "yellow")
+                continue
+            call = read_call(path)
+            self._calls[call.id] = view = ToolCallView(call)
+            self._append(view)
+            attachment = await attach(session, call)
+            if attachment.attached:
+                self._notice(f"attached @{path}")
+                found.append(attachment)
+            else:
+                self._notice(f"@{path} not attached: {attachment.text}", "yellow")
+        prompt = with_attachments(prompt, found)
         if plan:
-            self._start_turn(self._plan_then_ask(session.run(prompt, images, plan=True)))
-        else:
-            self._start_turn(session.run(prompt, images))
+            return await self._plan_then_ask(session.run(prompt, images, plan=True))
+        return await session.run(prompt, images)
 
     def _start_turn(self, turn: Awaitable[object] | str) -> None:
         assert self.session is not None
@@ -432,7 +493,7 @@ class SeepientTui(App[int]):
         if name in ("/quit", "/exit"):
             self.exit(0)
         elif name == "/help":
-            self._notice(_HELP)
+            self._notice(help_text({f"/{n}": c.description for n, c in self.commands.items()}))
         elif self.session is None:
             self._notice("still starting: try again in a moment", "yellow")
         elif name == "/mode":
@@ -460,22 +521,98 @@ class SeepientTui(App[int]):
                 self._notice("nothing to compact yet")
         elif name == "/sessions":
             await self._pick_session()
+        elif name in ("/clear", "/init") or name[1:] in self.commands:
+            if self.working:
+                self._notice("a turn is still running: wait for it, or Ctrl+C to interrupt it", "yellow")
+            elif name == "/clear":
+                await self._clear()
+            elif name == "/init":
+                from seepient.runtime.onboarding import init_prompt
+
+                self._send(init_prompt(self.session.workspace), shown="/init")
+            else:
+                command = self.commands[name[1:]]
+                self._send(command.prompt(argument), shown=line, mentioned=argument)
+        elif name == "/cost":
+            self._notice(self.usage.report(self.session))
+        elif name in ("/mcp", "/doctor"):
+            from seepient.surfaces.tui.reports import doctor_notices, mcp_notices
+
+            self.run_worker(
+                self._show(
+                    mcp_notices(self.session)
+                    if name == "/mcp"
+                    else doctor_notices(self.session, self.options)
+                ),
+                group=name,
+            )
         else:
             self._notice(f"unknown command {name}: /help lists the commands", "yellow")
+
+    async def _show(self, notices: AsyncIterator[tuple[str, str]]) -> None:
+        async for text, style in notices:
+            self._notice(text, style)
+
+    async def _load_commands(self) -> None:
+        from seepient.surfaces.tui.reports import load_custom_commands
+
+        assert self.session is not None
+        found = await asyncio.to_thread(load_custom_commands, self.session, self.options, _RESERVED)
+        self.commands = found.commands
+        self._completer.custom = {f"/{n}": f"{c.description} ({c.scope})" for n, c in self.commands.items()}
+        for notice in found.notices:
+            self._notice(notice, "yellow")
+
+    async def _replace_session(self, options: SessionOptions) -> Session | None:
+        """Open a session with ``options`` in place of the current one (which is closed); None, with the reason
+        shown, when it cannot open (the current one then stays)."""
+        from seepient.config import SettingsError
+        from seepient.models.base import ModelError
+        from seepient.runtime import Session
+
+        assert self.session is not None
+        try:
+            session = Session.open(options)
+        except (SettingsError, ModelError) as exc:
+            self._notice(str(exc), "red")
+            return None
+        await self.session.aclose()
+        self.options, self.session = options, session
+        session.subscribe(self._on_runtime_event)
+        return session
+
+    async def _clear(self) -> None:
+        """A new conversation: a new session id, no history, the transcript and the totals emptied. The old
+        conversation stays stored, so ``/sessions`` can bring it back."""
+        assert self.session is not None
+        options = dataclasses.replace(
+            self.options, mode=self.session.mode, session_id=None, history=[], grants=(), resumed=False
+        )
+        session = await self._replace_session(options)
+        if session is None:
+            return
+        self._grants = []
+        self._calls.clear()
+        self._text = None
+        self.usage = UsageMeter()
+        await self._transcript().remove_children()
+        self._notice(f"new conversation {session.id} · the previous one is in /sessions")
+        self._refresh_status()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is self._prompt:
+            self._completer.update()
 
     # ----- stored sessions ----------------------------------------------------------------------------
 
     async def _write_log(self) -> None:
         """Opens the store once the session is up (so startup never waits for it), then writes turn records
         in order. A store that cannot open costs only the ability to resume, and the user is told."""
-        from seepient.config import SeepientPaths
         from seepient.store import StoreError
         from seepient.surfaces.tui.sessions import SessionLog
 
         assert self.session is not None
-        paths = self.options.paths or SeepientPaths.from_env(
-            dict(self.options.environ) if self.options.environ else None
-        )
+        paths = session_paths(self.options)
         try:
             self._log = await SessionLog.open(paths.home, self.session.workspace)
         except StoreError as exc:
@@ -500,6 +637,20 @@ class SeepientTui(App[int]):
             messages = [m.model_dump(mode="json") for m in session.history]
             write = self._log_end(session.id, event.turn_id, event.reason, event.text, messages)
         self._log_writes.put_nowait(write)
+
+    def _grant_given(self, kind: str, value: str) -> None:
+        """``SessionOptions.on_grant``: keep the standing grant (or refusal) for a session that continues this
+        one. The broker calls it on the UI's loop, while the session that asked is the current one."""
+        session = self.session
+        if session is None:
+            return
+        self._grants.append((kind, value))
+        self._log_writes.put_nowait(self._log_grant(session, kind, value))
+
+    async def _log_grant(self, session: Session, kind: str, value: str) -> None:
+        if self._log is not None:
+            await self._log.ensure_session(session.id, model=session.model_spec, mode=session.mode)
+            await self._log.grant_given(session.id, kind, value)
 
     async def _log_start(self, session: Session, turn_id: str, prompt: str) -> None:
         if self._log is not None:
@@ -553,39 +704,42 @@ class SeepientTui(App[int]):
             self.run_worker(self._resume(session_id), exclusive=True, group="resume")
 
     async def _resume(self, session_id: str) -> None:
-        from seepient.config import SettingsError
-        from seepient.models.base import ModelError
         from seepient.protocol import Message
-        from seepient.runtime import Session
 
         assert self.session is not None and self._log is not None
         try:
-            stored, turns = await self._log.load(session_id)
-            history = [Message.model_validate(m) for m in stored]
+            stored = await self._log.get(session_id)
+            history = [Message.model_validate(m) for m in stored.messages]
         except (KeyError, ValueError) as exc:
             self._notice(f"cannot resume {session_id}: {exc}", "red")
             return
-        old = self.session
         options = dataclasses.replace(
-            self.options, mode=old.mode, session_id=session_id, history=history, resumed=True
+            self.options,
+            mode=self.session.mode,
+            session_id=session_id,
+            history=history,
+            grants=stored.grants,
+            resumed=True,
         )
-        try:
-            session = Session.open(options)
-        except (SettingsError, ModelError) as exc:
-            self._notice(str(exc), "red")
+        session = await self._replace_session(options)
+        if session is None:
             return
-        await old.aclose()
-        self.options, self.session = options, session
-        session.subscribe(self._on_runtime_event)
+        self._grants = list(stored.grants)
         self._calls.clear()
         self._text = None
         await self._transcript().remove_children()
-        for turn in turns:
-            self._append(UserPrompt(turn.prompt))
-            if turn.reply:
-                self._append(AssistantText(turn.reply))
-        self._notice(f"resumed session {session_id} ({len(turns)} turns) with {session.model_spec}")
+        self._show_stored(session_id, history)
+        self._notice(f"resumed session {session_id} ({len(stored.turns)} turns) with {session.model_spec}")
         self._refresh_status()
+
+    def _show_stored(self, session_id: str, history: Sequence[Message]) -> None:
+        """The earlier turns of a continued session, above what comes next."""
+        from seepient.surfaces.tui.stored_transcript import stored_transcript
+
+        self._notice(f"earlier in session {session_id}:", "dim")
+        for widget in stored_transcript(history):
+            self._append(widget)
+        self._notice("─" * 20, "dim")
 
     def _image_command(self, argument: str) -> None:
         from pathlib import Path
@@ -637,10 +791,6 @@ class SeepientTui(App[int]):
         self._refresh_status()
 
     async def _switch_model(self, spec: str) -> None:
-        from seepient.config import SettingsError
-        from seepient.models.base import ModelError
-        from seepient.runtime import Session
-
         assert self.session is not None and self.approver is not None
         if not spec:
             self._notice(f"model: {self.session.model_spec}")
@@ -650,17 +800,16 @@ class SeepientTui(App[int]):
             return
         old = self.session
         options = dataclasses.replace(
-            self.options, model=spec, mode=old.mode, session_id=old.id, history=list(old.history)
+            self.options,
+            model=spec,
+            mode=old.mode,
+            session_id=old.id,
+            history=list(old.history),
+            grants=tuple(self._grants),
         )
-        try:
-            session = Session.open(options)
-        except (SettingsError, ModelError) as exc:
-            self._notice(str(exc), "red")
+        session = await self._replace_session(options)
+        if session is None:
             return
-        await old.aclose()
-        self.options = options
-        self.session = session
-        session.subscribe(self._on_runtime_event)
         self._notice(f"model: {session.model_spec}")
         self._refresh_status()
 
@@ -693,6 +842,11 @@ class SeepientTui(App[int]):
         else:
             self._quit_armed = True
             self._notice("Ctrl+C again to quit", "yellow")
+
+    def action_focus_prompt(self) -> None:
+        """Esc, wherever the focus went (a tool call, the transcript): back to the prompt."""
+        self._menu.close()
+        self._prompt.focus()
 
     def action_cycle_mode(self) -> None:
         from seepient.config import SettingsError

@@ -1,6 +1,6 @@
 """The approval modal and the approver that shows it: same answers and scopes as the terminal approver
-(``y`` once, ``a`` for the session with a scope, ``p`` always for this project, ``n`` with feedback), plus
-``Esc`` to reject without feedback."""
+(``y`` once, ``a`` for the session with a scope, ``p`` always for this project, ``n`` with feedback, ``r``
+refuse for the session), plus ``Esc`` to reject without feedback."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import json
 from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
+from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from seepient.approval.visible import shown
 from seepient.protocol import (
     AgentTask,
     ApprovalDecision,
@@ -30,6 +31,7 @@ from seepient.protocol import (
 )
 from seepient.protocol.actions import McpCall, McpServerStart, MemoryAction
 from seepient.surfaces.tui.diff import render_diff
+from seepient.surfaces.tui.yes_no import ReviewFrame
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -48,32 +50,36 @@ _FLAGGED = {
 def describe_action(request: ApprovalRequest, *, width: int) -> RenderableType:
     """What the person is asked to approve: the diff, or the command with its parts and capabilities."""
     action = request.action
-    parts: list[RenderableType] = [Text(f"⚠ {action.tool} wants to: {action.summary}", style="bold yellow")]
+    parts: list[RenderableType] = [
+        Text(shown(f"⚠ {action.tool} wants to: {action.summary}"), style="bold yellow")
+    ]
     if request.agent:
-        parts.append(Text.assemble(("asked by ", "dim"), (request.agent, "bold magenta")))
+        parts.append(Text.assemble(("asked by ", "dim"), (shown(request.agent), "bold magenta")))
     payload = action.payload
     if isinstance(payload, FileChange):
-        parts.append(Text(payload.path, style="bold"))
+        parts.append(Text(shown(payload.path), style="bold"))
         parts.append(render_diff(payload.diff, width=width))
     elif isinstance(payload, FileChangeSet):
         for change in payload.changes:
             verb = "delete" if change.delete else "create" if change.pre_image_sha256 is None else "change"
-            parts.append(Text(f"{verb} {change.path}", style="bold"))
+            parts.append(Text(shown(f"{verb} {change.path}"), style="bold"))
             parts.append(render_diff(change.diff, width=width))
     elif isinstance(payload, MemoryAction) and payload.change is not None:
-        parts.append(Text(f"memory: /memories/{payload.scope}/{payload.path}", style="bold"))
+        parts.append(Text(shown(f"memory: /memories/{payload.scope}/{payload.path}"), style="bold"))
         parts.append(render_diff(payload.change.diff, width=width))
     elif isinstance(payload, AgentTask):
-        parts.append(Text.assemble(("task     ", "dim"), (payload.task, "bold")))
-        parts.append(Text.assemble(("tools    ", "dim"), ", ".join(payload.tools) or "(none)"))
+        parts.append(Text.assemble(("task     ", "dim"), (shown(payload.task), "bold")))
+        parts.append(Text.assemble(("tools    ", "dim"), shown(", ".join(payload.tools)) or "(none)"))
         parts.append(
-            Text.assemble(("mode     ", "dim"), payload.mode, ("  folder ", "dim"), payload.workspace)
+            Text.assemble(
+                ("mode     ", "dim"), shown(payload.mode), ("  folder ", "dim"), shown(payload.workspace)
+            )
         )
     elif isinstance(payload, ShellCommand):
-        parts.append(Text.assemble(("command  ", "dim"), (payload.command, "bold")))
-        parts.append(Text.assemble(("folder   ", "dim"), payload.cwd))
+        parts.append(Text.assemble(("command  ", "dim"), (shown(payload.command), "bold")))
+        parts.append(Text.assemble(("folder   ", "dim"), shown(payload.cwd)))
         for simple in payload.commands:
-            parts.append(Text.assemble(("  • ", "dim"), " ".join(simple.argv)))
+            parts.append(Text.assemble(("  • ", "dim"), shown(" ".join(simple.argv))))
         if not payload.parsed:
             parts.append(Text("  the line could not be fully analysed", style="bold red"))
         if payload.capabilities:
@@ -85,16 +91,18 @@ def describe_action(request: ApprovalRequest, *, width: int) -> RenderableType:
                 flags.append(_FLAGGED.get(capability, capability.value), style="bold red" if risky else "")
             parts.append(flags)
     elif isinstance(payload, McpCall):
-        shown = json.dumps(payload.arguments, ensure_ascii=False, indent=2)
-        parts.append(Text.assemble(("MCP tool  ", "dim"), (f"{payload.server}:{payload.tool}", "bold")))
-        shown = shown if len(shown) <= 4000 else shown[:4000] + "…"
-        parts.append(Text.assemble(("arguments ", "dim"), shown))
+        arguments = shown(json.dumps(payload.arguments, ensure_ascii=False, indent=2))
+        parts.append(
+            Text.assemble(("MCP tool  ", "dim"), (shown(f"{payload.server}:{payload.tool}"), "bold"))
+        )
+        visible_arguments = arguments if len(arguments) <= 4000 else arguments[:4000] + "…"
+        parts.append(Text.assemble(("arguments ", "dim"), visible_arguments))
     elif isinstance(payload, McpServerStart):
         what = " ".join([payload.command or "", *payload.args]) if payload.command else payload.url or ""
         origin = f"MCP server {payload.server} ({payload.source} settings) "
-        parts.append(Text.assemble((origin, "dim"), (what, "bold")))
+        parts.append(Text.assemble((shown(origin), "dim"), (shown(what), "bold")))
     for reason in request.verdict.reasons:
-        parts.append(Text.assemble(("why asked ", "dim"), reason))
+        parts.append(Text.assemble(("why asked ", "dim"), shown(reason)))
     return Group(*parts)
 
 
@@ -103,25 +111,22 @@ def _key_help(request: ApprovalRequest) -> str:
     if request.scopes:
         keys.append("[b]a[/] approve for this session")
     if request.project_rule:
-        keys.append(f"[b]p[/] always in this project ({request.project_rule})")
-    keys += ["[b]n[/] reject and say why", "[b]Esc[/] reject"]
+        keys.append(f"[b]p[/] always in this project ({escape(shown(request.project_rule))})")
+    keys += [
+        "[b]n[/] reject and say why",
+        f"[b]r[/] reject for this session ({escape(shown(request.widest_scope.label))})",
+        "[b]Esc[/] reject",
+    ]
     text = "   ".join(keys)
     if not request.scopes:
-        text += f"\n(only once: {request.verdict.rule or 'this check'} asks every time)"
+        text += f"\n(only once: {escape(shown(request.verdict.rule or 'this check'))} asks every time)"
     return text
 
 
-class ApprovalScreen(ModalScreen[ApprovalResponse]):
+class ApprovalScreen(ReviewFrame[ApprovalResponse]):
     """Asks about one action; dismisses with the answer, bound to the action's digest."""
 
     DEFAULT_CSS = """
-    ApprovalScreen { align: center middle; }
-    ApprovalScreen > Vertical {
-        width: 96%; height: auto; max-height: 96%;
-        border: thick $warning; background: $surface; padding: 0 1;
-    }
-    ApprovalScreen #detail { height: auto; max-height: 1fr; }
-    ApprovalScreen #keys { height: auto; margin-top: 1; }
     ApprovalScreen #feedback { display: none; }
     ApprovalScreen.feedback #feedback { display: block; }
     """
@@ -130,6 +135,7 @@ class ApprovalScreen(ModalScreen[ApprovalResponse]):
         Binding("a", "approve_session", "session", show=False),
         Binding("p", "approve_project", "project", show=False),
         Binding("n", "reject_with_feedback", "reject", show=False),
+        Binding("r", "reject_session", "refuse for the session", show=False),
         Binding("escape", "reject", "reject", show=False),
     ]
 
@@ -142,7 +148,7 @@ class ApprovalScreen(ModalScreen[ApprovalResponse]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            with VerticalScroll(id="detail"):
+            with VerticalScroll(id="review"):
                 yield Static(id="action")
             yield Static(self.keys_text, id="keys")
             yield Input(placeholder="tell the model why (or what to do instead), then Enter", id="feedback")
@@ -194,6 +200,15 @@ class ApprovalScreen(ModalScreen[ApprovalResponse]):
             return
         self.add_class("feedback")
         self.query_one("#feedback", Input).focus()
+
+    def action_reject_session(self) -> None:
+        if not self._typing:
+            scope = self.request.widest_scope
+            self._answer(
+                ApprovalDecision.REJECT_SESSION,
+                scope=scope.kind,
+                feedback=f"refused for the rest of this session: {scope.label}",
+            )
 
     def action_reject(self) -> None:
         if self._choosing_scope:

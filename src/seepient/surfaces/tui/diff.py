@@ -11,6 +11,8 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from seepient.approval.visible import shown
+
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
 
 SPLIT_MIN_WIDTH = 100
@@ -119,6 +121,8 @@ def render_unified(diff: str) -> RenderableType:
 
 
 def render_diff(diff: str, *, width: int) -> RenderableType:
+    # A diff shows the model's content: no escape sequence or bidi override in it reaches the terminal.
+    diff = shown(diff)
     if not diff.strip():
         return Text("(no textual diff)", style="dim")
     return render_split(diff) if width >= SPLIT_MIN_WIDTH else render_unified(diff)

@@ -4,10 +4,10 @@ is entered only when the person says so, never by a key pressed in passing."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from seepient.surfaces.tui.yes_no import YesNoScreen
 
 _TEXT = """\
 [b]Switch to autonomous-trusted?[/]
@@ -18,7 +18,7 @@ Deny rules, the path guard, privileged commands and the fetch address policy sti
 _KEYS = "[b]y[/] switch   [b]n[/] / [b]Esc[/] stay in {current}"
 
 
-class ConfirmModeScreen(ModalScreen[bool]):
+class ConfirmModeScreen(YesNoScreen):
     """Dismisses with True to switch to autonomous-trusted, False to stay."""
 
     DEFAULT_CSS = """
@@ -27,11 +27,6 @@ class ConfirmModeScreen(ModalScreen[bool]):
         width: 80%; height: auto; border: thick $warning; background: $surface; padding: 0 1;
     }
     """
-    BINDINGS = [
-        Binding("y", "confirm", "switch", show=False),
-        Binding("n", "decline", "stay", show=False),
-        Binding("escape", "decline", "stay", show=False),
-    ]
 
     def __init__(self, current: str) -> None:
         super().__init__()
@@ -41,9 +36,3 @@ class ConfirmModeScreen(ModalScreen[bool]):
         with Vertical():
             yield Static(_TEXT)
             yield Static(_KEYS.format(current=self.current), id="keys")
-
-    def action_confirm(self) -> None:
-        self.dismiss(True)
-
-    def action_decline(self) -> None:
-        self.dismiss(False)

@@ -4,20 +4,25 @@ history, and the status bar."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
 from textual.message import Message
-from textual.widgets import Collapsible, Markdown, Static, TextArea
+from textual.widgets import Collapsible, Static, TextArea
 
+from seepient.approval.visible import shown as visible
 from seepient.surfaces.tui.attachments import pasted_image_paths
+from seepient.surfaces.tui.diff import render_unified
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from seepient.protocol import TodoItem, ToolCall
+    from seepient.surfaces.tui.palette import CompletionMenu
 
 _STATUS_MARK = {
     "ok": ("✓", "green"),
@@ -46,50 +51,8 @@ class Notice(Static):
     DEFAULT_CSS = "Notice { color: $text-muted; margin: 0 0 0 2; }"
 
     def __init__(self, text: str, style: str = "") -> None:
-        super().__init__(Text(text, style=style))
+        super().__init__(Text(visible(text), style=style))
         self.plain = text
-
-
-class AssistantText(Markdown):
-    """The model's markdown as it streams. Deltas are batched (one append per 50 ms at most) and appended:
-    only the last block is parsed again, so a long answer does not get slower to show as it grows."""
-
-    DEFAULT_CSS = "AssistantText { margin: 0 0 0 2; padding: 0; }"
-    _BATCH_SECONDS = 0.05
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__(text)
-        self.streamed = text
-        self._unsent = ""
-        self._scheduled = False
-        self._appending = False
-
-    def add(self, text: str) -> None:
-        self.streamed += text
-        self._unsent += text
-        # While an append is running, its loop picks the new text up; otherwise one flush is scheduled.
-        if not self._scheduled and not self._appending:
-            self._scheduled = True
-            self.set_timer(self._BATCH_SECONDS, self._flush)
-
-    async def _flush(self) -> None:
-        self._scheduled = False
-        if self._appending:
-            return
-        self._appending = True
-        try:
-            # One append at a time: Markdown.append works out where to re-parse when it is called, so two
-            # overlapping appends would both re-parse the same tail and show it twice.
-            while self._unsent:
-                fragment, self._unsent = self._unsent, ""
-                await self.append(fragment)
-        finally:
-            self._appending = False
-
-    def finish(self) -> None:
-        if self._unsent and not self._scheduled and not self._appending:
-            self._scheduled = True
-            self.call_later(self._flush)
 
 
 def _call_summary(call: ToolCall) -> str:
@@ -113,21 +76,41 @@ class ToolCallView(Collapsible):
         self.call = call
         self.status: str | None = None
         self.output = ""
+        self.diffs: list[tuple[str, str]] = []
         self._output = Static("", markup=False)
         super().__init__(self._output, title=self._heading(), collapsed=True)
 
     def _heading(self) -> str:
         mark = "…" if self.status is None else _STATUS_MARK[self.status][0]
-        return f"{mark} {self.call.name}  {_call_summary(self.call)}"
+        return visible(f"{mark} {self.call.name}  {_call_summary(self.call)}")
 
-    def finish(self, status: str, output: str) -> None:
+    def finish(self, status: str, output: str, data: Mapping[str, Any] | None = None) -> None:
+        """Show the outcome; a file change shows its diff when expanded (the output says only what landed)."""
         self.status = status
         self.title = self._heading()
         self.output = output
-        shown = output if len(output) <= _OUTPUT_SHOWN else output[:_OUTPUT_SHOWN] + "\n… (output cut)"
-        self._output.update(Text(shown or "(no output)", style="" if status == "ok" else "red"))
+        cut = output if len(output) <= _OUTPUT_SHOWN else output[:_OUTPUT_SHOWN] + "\n… (output cut)"
+        result = Text(visible(cut) or "(no output)", style="" if status == "ok" else "red")
+        self.diffs = _diffs(data or {})
+        if self.diffs and status == "ok":
+            parts: list[RenderableType] = [result]
+            for path, diff in self.diffs:
+                parts += [Text(visible(path), style="bold"), render_unified(visible(diff))]
+            self._output.update(Group(*parts))
+        else:
+            self._output.update(result)
         if status in ("denied", "rejected"):
             self.add_class(f"-{status}")
+
+
+def _diffs(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(path, unified diff)`` of each file a tool result says it changed (edit, write, apply_patch)."""
+    changes = data.get("files") if isinstance(data.get("files"), list) else [data]
+    return [
+        (str(change.get("path", "")), change["diff"])
+        for change in changes
+        if isinstance(change, Mapping) and isinstance(change.get("diff"), str) and change["diff"]
+    ]
 
 
 class TodoListView(Static):
@@ -170,8 +153,23 @@ class PromptInput(TextArea):
         self.sent: list[str] = []
         self._position: int | None = None
         self._draft = ""
+        self.menu: CompletionMenu | None = None
+        """The completion menu above the prompt: while it is open, Tab accepts, Up/Down choose, Esc closes."""
 
     async def _on_key(self, event: events.Key) -> None:
+        menu = self.menu
+        if menu is not None and menu.open and event.key in ("tab", "up", "down", "escape"):
+            event.stop()
+            event.prevent_default()
+            if event.key == "tab":
+                menu.accept(self)
+            elif event.key == "escape":
+                menu.close()
+            else:
+                menu.move(-1 if event.key == "up" else 1)
+            return
+        if menu is not None and menu.open and event.key == "enter" and menu.completes_command(self.text):
+            menu.accept(self)  # Enter on a partly typed command runs the one highlighted
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -230,4 +228,4 @@ class PromptInput(TextArea):
 
 
 class StatusBar(Static):
-    DEFAULT_CSS = "StatusBar { dock: bottom; height: 1; background: $panel; color: $text; padding: 0 1; }"
+    DEFAULT_CSS = "StatusBar { height: 1; background: $panel; color: $text; padding: 0 1; }"

@@ -1,20 +1,24 @@
-"""Helpers every built-in tool uses: showing paths, checking payload and outcome types, explaining failed
-commits."""
+"""Helpers every built-in tool uses: showing paths, drafting reads and whole-content changes, checking payload
+and outcome types, explaining failed commits."""
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from seepient.protocol import (
     ApprovedAction,
     CommitOutcome,
+    FileChange,
     PathDenied,
     PreparedActionDraft,
+    ReadAction,
     ResolvedPath,
 )
+from seepient.protocol.actions import ReadOperation
 from seepient.tools.base import ToolContext, ToolInputError, ToolOutput
+from seepient.tools.builtin._text import sha256_hex
 
 PayloadT = TypeVar("PayloadT", bound=BaseModel)
 OutcomeT = TypeVar("OutcomeT", bound=BaseModel)
@@ -36,19 +40,41 @@ def workspace_relative(resolved: ResolvedPath) -> str:
     return resolved.relative
 
 
+def content_change(relative: str, current: bytes | None, content: str, diff: str) -> FileChange:
+    """The change that leaves ``content`` at ``relative``, bound to the bytes it replaces (None: it creates the
+    file), so it lands only on the file as it was read."""
+    pre_image = None if current is None else sha256_hex(current)
+    return FileChange(path=relative, pre_image_sha256=pre_image, new_content=content, diff=diff)
+
+
+def read_draft(
+    ctx: ToolContext,
+    tool: str,
+    operation: ReadOperation,
+    resolved: ResolvedPath,
+    params: dict[str, Any],
+    summary: str,
+) -> PreparedActionDraft:
+    """The prepared read of one guard-checked path (a file, or the root a search starts at) by ``operation``."""
+    payload = ReadAction(operation=operation, paths=(resolved.absolute,), params=params)
+    return ctx.draft(tool, payload, summary=summary)
+
+
 async def read_for_change(
-    ctx: ToolContext, resolved: ResolvedPath, shown: str, *, what: str, directory_hint: str
-) -> bytes | None:
-    """The file's bytes as preparing ``what`` (``the change``, ``the patch``) sees them, or None when it does
-    not exist yet; a directory (told ``directory_hint``) or an unreadable file is a ``ToolInputError``."""
+    ctx: ToolContext, resolved: ResolvedPath, *, what: str, directory_hint: str
+) -> tuple[str, bytes | None]:
+    """The workspace-relative path of the file to change (one outside is refused) and its bytes as preparing
+    ``what`` (``the change``, ``the patch``) sees them, or None when it does not exist yet; a directory (told
+    ``directory_hint``) or an unreadable file is a ``ToolInputError``."""
+    relative = workspace_relative(resolved)
     try:
-        return await ctx.reads.read_file(resolved.absolute)
+        return relative, await ctx.reads.read_file(resolved.absolute)
     except FileNotFoundError:
-        return None
+        return relative, None
     except IsADirectoryError:
-        raise ToolInputError(f"{shown} is a directory; {directory_hint}") from None
+        raise ToolInputError(f"{relative} is a directory; {directory_hint}") from None
     except PermissionError as exc:
-        raise ToolInputError(f"Cannot read {shown} to prepare {what}: {exc.strerror or exc}.") from None
+        raise ToolInputError(f"Cannot read {relative} to prepare {what}: {exc.strerror or exc}.") from None
 
 
 async def path_kind(ctx: ToolContext, absolute: str) -> Literal["directory", "file", "missing"]:

@@ -10,6 +10,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from seepient.protocol.errors import InvalidInputError
+
 MAX_LINE_CHARS = 2000
 """Longer lines are cut when shown: one minified line must not eat the whole result budget."""
 
@@ -20,7 +22,7 @@ _FUZZY_WHOLE_TEXT_CHARS = 800
 _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t")
 
 
-class BinaryContent(ValueError):
+class BinaryContent(InvalidInputError, ValueError):
     """The bytes are not text the tools can show or edit; the message says why."""
 
 

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from seepient.protocol import ActionKind, AgentTask, ApprovedAction, PreparedActionDraft
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.protocol import AgentTask, ApprovedAction, PreparedActionDraft
+from seepient.protocol.errors import RefusalError
+from seepient.tools.base import Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import expect_payload
 
 MAX_TASK_CHARS = 20_000
@@ -41,7 +42,7 @@ class SubagentReport:
     error: str | None = None
 
 
-class SubagentRefused(ValueError):
+class SubagentRefused(RefusalError, ValueError):
     """A sub-agent that cannot be started as asked; the message says why and what is allowed."""
 
 
@@ -61,30 +62,19 @@ class SubagentLauncher(Protocol):
         ...
 
 
-class AgentInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task: str = Field(
-        min_length=1,
-        max_length=MAX_TASK_CHARS,
-        description="Everything the sub-agent needs to know: it sees none of this conversation. Say what to do, "
-        "where, and what to report back.",
-    )
-    tools: list[str] | None = Field(
-        default=None,
-        description="Tool names the sub-agent may use, a subset of yours; omit for all of yours. For research "
-        "give read-only tools such as read_file, glob and grep.",
-    )
-    worktree: str | None = Field(
-        default=None,
-        description="The name of a worktree made with worktree_create: the sub-agent then works in that "
-        "isolated checkout instead of this workspace.",
-    )
-    mode: str | None = Field(
-        default=None,
-        description="Consent mode for the sub-agent: the same as yours (the default) or stricter "
-        "(always-ask is the strictest); never looser.",
-    )
+class AgentInput(ToolInput):
+    task: str = Field(min_length=1, max_length=MAX_TASK_CHARS)
+    """Everything the sub-agent needs to know: it sees none of this conversation. Say what to do, where, and
+    what to report back."""
+    tools: list[str] | None = None
+    """Tool names the sub-agent may use, a subset of yours; omit for all of yours. For research give read-only
+    tools such as read_file, glob and grep."""
+    worktree: str | None = None
+    """The name of a worktree made with worktree_create: the sub-agent then works in that isolated checkout
+    instead of this workspace."""
+    mode: str | None = None
+    """Consent mode for the sub-agent: the same as yours (the default) or stricter (always-ask is the
+    strictest); never looser."""
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -97,6 +87,7 @@ def format_report(report: SubagentReport) -> str:
     ended = {
         "final": "finished",
         "step_limit": "stopped at its step limit",
+        "budget": "stopped at its turn budget (tokens or wall time)",
         "interrupted": "was interrupted",
         "error": "failed",
     }.get(report.reason, report.reason)
@@ -112,17 +103,14 @@ def format_report(report: SubagentReport) -> str:
     return "\n\n".join(parts)
 
 
-class AgentTool(Tool[AgentInput]):
+class AgentTool(Tool[AgentInput], concurrency_safe=True):
+    """Start a sub-agent: a separate agent with its own context that carries out `task` with a subset of your
+    tools and returns its final answer plus a list of the actions it took. Use it for self-contained work (a
+    search across the code, a change in a worktree) so your own context stays small. Its permissions are yours
+    or stricter; its actions are checked and may need approval like yours."""
+
     name: ClassVar[str] = "agent"
-    description: ClassVar[str] = (
-        "Start a sub-agent: a separate agent with its own context that carries out `task` with a subset of your "
-        "tools and returns its final answer plus a list of the actions it took. Use it for self-contained "
-        "work (a search across the code, a change in a worktree) so your own context stays small. Its "
-        "permissions are yours or stricter; its actions are checked and may need approval like yours."
-    )
-    input_model: ClassVar[type[BaseModel]] = AgentInput
     # Several sub-agents of one step may run together; the launcher bounds how many at once.
-    concurrency_safe: ClassVar[bool] = True
     max_result_chars: ClassVar[int] = 40_000
 
     def __init__(self, launcher: SubagentLauncher | None = None) -> None:
@@ -134,6 +122,9 @@ class AgentTool(Tool[AgentInput]):
         if self._launcher is None:
             raise ToolInputError("sub-agents are not available in this session; do the task yourself")
         return self._launcher
+
+    def tools_named(self, args: AgentInput) -> Sequence[str]:
+        return tuple(args.tools or ())
 
     async def prepare(self, args: AgentInput, ctx: ToolContext) -> PreparedActionDraft:
         launcher = self._launcher_for()
@@ -149,9 +140,7 @@ class AgentTool(Tool[AgentInput]):
         tools = ", ".join(payload.tools) or "none"
         return ctx.draft(
             self.name,
-            ActionKind.AGENT,
             payload,
-            read_only=False,
             summary=f"Start a sub-agent{where} ({payload.mode}; tools: {tools}): "
             f"{_one_line(payload.task, _SUMMARY_TASK_CHARS)}",
         )

@@ -6,19 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from seepient.protocol import (
-    ActionKind,
-    ApprovedAction,
-    FileChange,
-    FileChangeSet,
-    PreparedActionDraft,
-    ResolvedPath,
-)
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.protocol import ApprovedAction, FileChange, FileChangeSet, PreparedActionDraft, ResolvedPath
+from seepient.tools.base import NonEmpty, Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
     commit_or_explain,
+    content_change,
     expect_payload,
     read_for_change,
     workspace_relative,
@@ -51,13 +43,9 @@ _FORMAT_HINT = (
 )
 
 
-class ApplyPatchInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    patch: str = Field(
-        min_length=1,
-        description="The whole patch, from '*** Begin Patch' to '*** End Patch'.",
-    )
+class ApplyPatchInput(ToolInput):
+    patch: NonEmpty
+    """The whole patch, from '*** Begin Patch' to '*** End Patch'."""
 
 
 @dataclass
@@ -87,7 +75,6 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
         "to the workspace. The whole patch applies or nothing does: if any file changed since the patch "
         "was prepared, nothing is written."
     )
-    input_model: ClassVar[type[BaseModel]] = ApplyPatchInput
     max_result_chars: ClassVar[int] = 20_000
 
     async def prepare(self, args: ApplyPatchInput, ctx: ToolContext) -> PreparedActionDraft:
@@ -124,24 +111,15 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
         summary = "Apply patch: " + ", ".join(words)
         return ctx.draft(
             self.name,
-            ActionKind.FILE_CHANGE,
             FileChangeSet(changes=tuple(changes)),
-            read_only=False,
             summary=summary if len(summary) <= 300 else summary[:299] + "…",
         )
 
     async def _target(self, ctx: ToolContext, resolved: ResolvedPath) -> _Target:
-        relative = workspace_relative(resolved)
-        return _Target(
-            relative,
-            await read_for_change(
-                ctx,
-                resolved,
-                relative,
-                what="the patch",
-                directory_hint="a patch changes files. Nothing was changed.",
-            ),
+        relative, current = await read_for_change(
+            ctx, resolved, what="the patch", directory_hint="a patch changes files. Nothing was changed."
         )
+        return _Target(relative, current)
 
     async def _prepare_one(
         self, operation: FileOperation, ctx: ToolContext, resolved: dict[str, ResolvedPath]
@@ -151,18 +129,11 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
         if isinstance(operation, AddFile):
             content = operation.content
             if current is None:
-                change = FileChange(
-                    path=relative,
-                    pre_image_sha256=None,
-                    new_content=content,
-                    diff=unified_diff(None, content, relative),
-                )
+                change = content_change(relative, None, content, unified_diff(None, content, relative))
                 return [(change, f"create {relative} (+{count_lines(content)})")]
             # An Add over an existing file replaces it, as the format's reference implementation does.
             diff = replacement_diff(text_or_none(current), content, relative)
-            change = FileChange(
-                path=relative, pre_image_sha256=sha256_hex(current), new_content=content, diff=diff
-            )
+            change = content_change(relative, current, content, diff)
             return [(change, f"overwrite {relative} ({diff_stats(diff).label()})")]
         if isinstance(operation, DeleteFile):
             if current is None:
@@ -204,20 +175,13 @@ class ApplyPatchTool(Tool[ApplyPatchInput]):
         )
         if destination is None or destination.relative == relative:
             diff = unified_diff(text, new_text, relative)
-            change = FileChange(
-                path=relative, pre_image_sha256=sha256_hex(current), new_content=new_text, diff=diff
-            )
+            change = content_change(relative, current, new_text, diff)
             return [(change, f"update {relative} ({diff_stats(diff).label()})")]
         moved_to = destination.relative
         diff = _move_diff(text, new_text, relative, moved_to)
         if destination.current is not None:
             diff = f"(replaces the existing {moved_to})\n{diff}"
-        arrival = FileChange(
-            path=moved_to,
-            pre_image_sha256=None if destination.current is None else sha256_hex(destination.current),
-            new_content=new_text,
-            diff=diff,
-        )
+        arrival = content_change(moved_to, destination.current, new_text, diff)
         departure = FileChange(
             path=relative,
             pre_image_sha256=sha256_hex(current),

@@ -6,22 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from seepient.protocol import (
-    ActionKind,
-    ApprovedAction,
-    EditBlock,
-    FileChange,
-    PreparedActionDraft,
-    ResolvedPath,
-)
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.protocol import ApprovedAction, EditBlock, FileChange, PreparedActionDraft, ResolvedPath
+from seepient.tools.base import NonEmpty, Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
     commit_or_explain,
+    content_change,
     expect_payload,
     read_for_change,
-    workspace_relative,
 )
 from seepient.tools.builtin._text import (
     BinaryContent,
@@ -49,15 +40,11 @@ _CLOSE_ENOUGH = 0.4
 """Below this similarity the nearest window is noise, and showing it would mislead more than help."""
 
 
-async def _current_bytes(ctx: ToolContext, resolved: ResolvedPath, shown: str) -> bytes | None:
-    """The file's bytes as preparation sees them, or None when it does not exist yet."""
+async def _target(ctx: ToolContext, resolved: ResolvedPath) -> tuple[str, bytes | None]:
+    """The file's workspace-relative path and its bytes as preparation sees them (None: not there yet)."""
     return await read_for_change(
-        ctx, resolved, shown, what="the change", directory_hint="give the path of a file inside it."
+        ctx, resolved, what="the change", directory_hint="give the path of a file inside it."
     )
-
-
-def _draft(tool: str, ctx: ToolContext, change: FileChange, summary: str) -> PreparedActionDraft:
-    return ctx.draft(tool, ActionKind.FILE_CHANGE, change, read_only=False, summary=summary)
 
 
 def _change_data(change: FileChange) -> dict[str, Any]:
@@ -71,40 +58,29 @@ def _change_data(change: FileChange) -> dict[str, Any]:
     }
 
 
-class WriteFileInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(
-        min_length=1,
-        description="The file to create or overwrite, relative to the workspace root. Missing parent "
-        "directories are created.",
-    )
-    content: str = Field(description="The complete new content of the file.")
+class WriteFileInput(ToolInput):
+    path: NonEmpty
+    """The file to create or overwrite, relative to the workspace root. Missing parent directories are
+    created."""
+    content: str
+    """The complete new content of the file."""
 
 
 class WriteFileTool(Tool[WriteFileInput]):
+    """Create a file, or replace the whole content of an existing one, inside the workspace. Prefer edit_file
+    for changing part of an existing file. If the existing file uses Windows (CRLF) line endings and content
+    has plain newlines, CRLF is kept. The write is refused if the file changed since this call was prepared;
+    read it again and retry."""
+
     name: ClassVar[str] = "write_file"
-    description: ClassVar[str] = (
-        "Create a file, or replace the whole content of an existing one, inside the workspace. Prefer "
-        "edit_file for changing part of an existing file. If the existing file uses Windows (CRLF) line "
-        "endings and content has plain newlines, CRLF is kept. The write is refused if the file changed "
-        "since this call was prepared; read it again and retry."
-    )
-    input_model: ClassVar[type[BaseModel]] = WriteFileInput
 
     async def prepare(self, args: WriteFileInput, ctx: ToolContext) -> PreparedActionDraft:
         resolved = ctx.paths.for_write(args.path)
-        relative = workspace_relative(resolved)
-        current = await _current_bytes(ctx, resolved, relative)
+        relative, current = await _target(ctx, resolved)
         content = args.content
         if current is None:
-            change = FileChange(
-                path=relative,
-                pre_image_sha256=None,
-                new_content=content,
-                diff=unified_diff(None, content, relative),
-            )
-            return _draft(self.name, ctx, change, f"Create {relative} (+{count_lines(content)})")
+            change = content_change(relative, None, content, unified_diff(None, content, relative))
+            return ctx.draft(self.name, change, summary=f"Create {relative} (+{count_lines(content)})")
 
         old_text = text_or_none(current)
         if old_text is not None and uses_crlf(old_text) and "\r" not in content:
@@ -116,10 +92,8 @@ class WriteFileTool(Tool[WriteFileInput]):
             summary = f"Write {relative} (replaces a binary file with {count_lines(content)} lines)"
         else:
             summary = f"Write {relative} ({diff_stats(diff).label()})"
-        change = FileChange(
-            path=relative, pre_image_sha256=sha256_hex(current), new_content=content, diff=diff
-        )
-        return _draft(self.name, ctx, change, summary)
+        change = content_change(relative, current, content, diff)
+        return ctx.draft(self.name, change, summary=summary)
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)
@@ -134,40 +108,33 @@ class WriteFileTool(Tool[WriteFileInput]):
         return ToolOutput(text, data=_change_data(change))
 
 
-class EditFileInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(min_length=1, description="The file to edit, relative to the workspace root.")
-    old_string: str = Field(
-        description="The exact text to replace, copied from the file with its indentation and line breaks "
-        "(without read_file's line-number prefixes). It must occur exactly once unless replace_all is true; "
-        "include a few surrounding lines to make it unique. An empty old_string creates a file that does "
-        "not exist yet (or fills an empty one) with new_string."
-    )
-    new_string: str = Field(description="The text to put in its place; must differ from old_string.")
-    replace_all: bool = Field(
-        default=False,
-        description="Replace every occurrence of old_string instead of requiring exactly one.",
-    )
+class EditFileInput(ToolInput):
+    path: NonEmpty
+    """The file to edit, relative to the workspace root."""
+    old_string: str
+    """The exact text to replace, copied from the file with its indentation and line breaks (without
+    read_file's line-number prefixes). It must occur exactly once unless replace_all is true; include a few
+    surrounding lines to make it unique. An empty old_string creates a file that does not exist yet (or fills
+    an empty one) with new_string."""
+    new_string: str
+    """The text to put in its place; must differ from old_string."""
+    replace_all: bool = False
+    """Replace every occurrence of old_string instead of requiring exactly one."""
 
 
 class EditFileTool(Tool[EditFileInput]):
+    """Change part of a file by exact search and replace: old_string must match the file's text exactly
+    (whitespace included) and occur once, unless replace_all is true. On a miss the error shows the closest
+    region of the file with line numbers so you can retry. Files with Windows (CRLF) line endings can be
+    edited with plain newlines. The edit is refused if the file changed since this call was prepared."""
+
     name: ClassVar[str] = "edit_file"
-    description: ClassVar[str] = (
-        "Change part of a file by exact search and replace: old_string must match the file's text exactly "
-        "(whitespace included) and occur once, unless replace_all is true. On a miss the error shows the "
-        "closest region of the file with line numbers so you can retry. Files with Windows (CRLF) line "
-        "endings can be edited with plain newlines. The edit is refused if the file changed since this "
-        "call was prepared."
-    )
-    input_model: ClassVar[type[BaseModel]] = EditFileInput
 
     async def prepare(self, args: EditFileInput, ctx: ToolContext) -> PreparedActionDraft:
         if args.old_string == args.new_string:
             raise ToolInputError("old_string and new_string are identical, so the edit would change nothing.")
         resolved = ctx.paths.for_write(args.path)
-        relative = workspace_relative(resolved)
-        current = await _current_bytes(ctx, resolved, relative)
+        relative, current = await _target(ctx, resolved)
 
         if current is None or current == b"":
             return self._prepare_fill(args, ctx, relative, current)
@@ -224,7 +191,7 @@ class EditFileTool(Tool[EditFileInput]):
             edits=(EditBlock(search=search, replace=replace, replace_all=args.replace_all),),
             diff=diff,
         )
-        return _draft(self.name, ctx, change, summary)
+        return ctx.draft(self.name, change, summary=summary)
 
     def _prepare_fill(
         self, args: EditFileInput, ctx: ToolContext, relative: str, current: bytes | None
@@ -248,7 +215,9 @@ class EditFileTool(Tool[EditFileInput]):
             diff=unified_diff(None if current is None else "", args.new_string, relative),
         )
         verb = "Create" if current is None else "Edit"
-        return _draft(self.name, ctx, change, f"{verb} {relative} (+{count_lines(args.new_string)} \u22120)")
+        return ctx.draft(
+            self.name, change, summary=f"{verb} {relative} (+{count_lines(args.new_string)} \u22120)"
+        )
 
     @staticmethod
     def _miss_message(relative: str, wanted: str, region: ClosestRegion | None) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from seepient.protocol import ActionKind, ApprovedAction, PathDenied, PreparedActionDraft
+from seepient.protocol import ApprovedAction, PathDenied, PreparedActionDraft
 from seepient.protocol.actions import KnowledgeQuery
 from seepient.protocol.retrieval import KnowledgeOutcome, KnowledgePassage
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.base import Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import execute_as, expect_payload
 
 MAX_PASSAGE_CHARS = 2_000
@@ -20,31 +20,21 @@ NO_INDEX = (
 )
 
 
-class KnowledgeSearchInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(
-        min_length=1,
-        max_length=1_000,
-        description=(
-            "What to look for, in words (e.g. 'how are API tokens rotated'); ranked by BM25, fused with "
-            "embedding similarity when the index has vectors."
-        ),
-    )
-    limit: int = Field(default=8, ge=1, le=30, description="How many passages to return (default 8).")
+class KnowledgeSearchInput(ToolInput):
+    query: str = Field(min_length=1, max_length=1_000)
+    """What to look for, in words (e.g. 'how are API tokens rotated'); ranked by BM25, fused with embedding
+    similarity when the index has vectors."""
+    limit: int = Field(default=8, ge=1, le=30)
+    """How many passages to return (default 8)."""
 
 
-class KnowledgeSearchTool(Tool[KnowledgeSearchInput]):
+class KnowledgeSearchTool(Tool[KnowledgeSearchInput], read_only=True, concurrency_safe=True):
+    """Search the local knowledge index of this workspace's documents (docs, notes, code the user indexed) and
+    get the best-matching passages with their source as path:first-last lines and a relevance score. Good for
+    questions in words; for exact strings use grep. Read the full file with read_file when a passage is not
+    enough."""
+
     name: ClassVar[str] = "knowledge_search"
-    description: ClassVar[str] = (
-        "Search the local knowledge index of this workspace's documents (docs, notes, code the user indexed) "
-        "and get the best-matching passages with their source as path:first-last lines and a relevance score. "
-        "Good for questions in words; for exact strings use grep. Read the full file with read_file when a "
-        "passage is not enough."
-    )
-    input_model: ClassVar[type[BaseModel]] = KnowledgeSearchInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
 
     async def prepare(self, args: KnowledgeSearchInput, ctx: ToolContext) -> PreparedActionDraft:
         query = " ".join(args.query.split())
@@ -52,9 +42,7 @@ class KnowledgeSearchTool(Tool[KnowledgeSearchInput]):
             raise ToolInputError("knowledge_search needs words to look for, not only punctuation")
         return ctx.draft(
             self.name,
-            ActionKind.READ,
             KnowledgeQuery(query=query, limit=args.limit),
-            read_only=True,
             summary=f"Search the knowledge index for {query!r}",
         )
 

@@ -7,10 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from seepient.protocol import (
-    ActionKind,
     ApprovedAction,
     PathDenied,
     PreparedActionDraft,
@@ -18,8 +15,8 @@ from seepient.protocol import (
     SandboxUnavailable,
 )
 from seepient.protocol.lsp import LspAnswer, LspLocation, LspQuery, LspUnavailable
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import display_path, expect_payload, path_kind
+from seepient.tools.base import NonEmpty, Positive, Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
+from seepient.tools.builtin._common import display_path, expect_payload, path_kind, read_draft
 
 Operation = Literal["diagnostics", "definition", "references", "hover", "document_symbols"]
 _NEEDS_POSITION = ("definition", "references", "hover")
@@ -27,24 +24,18 @@ MAX_LOCATIONS = 200
 _SNIPPET_CHARS = 160
 
 
-class LspInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    operation: Operation = Field(
-        description="diagnostics (problems the server reports in the file), definition (where the symbol at "
-        "line:character is defined), references (where it is used), hover (its signature and docs), "
-        "document_symbols (the file's classes, functions and so on)."
-    )
-    path: str = Field(min_length=1, description="The file, relative to the workspace root.")
-    line: int | None = Field(
-        default=None, ge=1, description="1-based line of the symbol (definition, references, hover)."
-    )
-    character: int | None = Field(
-        default=None,
-        ge=1,
-        description="1-based column of the symbol on that line, counted in characters (definition, "
-        "references, hover); any column inside the name works.",
-    )
+class LspInput(ToolInput):
+    operation: Operation
+    """diagnostics (problems the server reports in the file), definition (where the symbol at line:character
+    is defined), references (where it is used), hover (its signature and docs), document_symbols (the file's
+    classes, functions and so on)."""
+    path: NonEmpty
+    """The file, relative to the workspace root."""
+    line: Positive | None = None
+    """1-based line of the symbol (definition, references, hover)."""
+    character: Positive | None = None
+    """1-based column of the symbol on that line, counted in characters (definition, references, hover); any
+    column inside the name works."""
 
 
 def utf16_column(text: str, column: int) -> int:
@@ -155,16 +146,12 @@ async def format_diagnostics(answer: LspAnswer, ctx: ToolContext, files: list[st
     return "\n".join(out)
 
 
-class LspTool(Tool[LspInput]):
+class LspTool(Tool[LspInput], read_only=True, concurrency_safe=True):
+    """Ask the language server about code: diagnostics of a file, the definition of or references to the
+    symbol at a 1-based line and character, hover (signature and docs), or the file's symbols. More precise
+    than grep for code navigation. Answers list path:line:column with the source line."""
+
     name: ClassVar[str] = "lsp"
-    description: ClassVar[str] = (
-        "Ask the language server about code: diagnostics of a file, the definition of or references to the "
-        "symbol at a 1-based line and character, hover (signature and docs), or the file's symbols. More "
-        "precise than grep for code navigation. Answers list path:line:column with the source line."
-    )
-    input_model: ClassVar[type[BaseModel]] = LspInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
 
     async def prepare(self, args: LspInput, ctx: ToolContext) -> PreparedActionDraft:
         if args.operation in _NEEDS_POSITION and (args.line is None or args.character is None):
@@ -189,13 +176,8 @@ class LspTool(Tool[LspInput]):
         if args.operation in _NEEDS_POSITION:
             params.update(line=args.line, character=args.character)
         where = f" at {args.line}:{args.character}" if args.operation in _NEEDS_POSITION else ""
-        return ctx.draft(
-            self.name,
-            ActionKind.READ,
-            ReadAction(operation="lsp", paths=(resolved.absolute,), params=params),
-            read_only=True,
-            summary=f"Language server: {args.operation} of {display_path(resolved)}{where}",
-        )
+        summary = f"Language server: {args.operation} of {display_path(resolved)}{where}"
+        return read_draft(ctx, self.name, "lsp", resolved, params, summary)
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         read = expect_payload(action, ReadAction)

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from seepient.config.memory import MemoryPathError, display, split_memory_path
+from seepient.config.memory_paths import MemoryPathError, display, split_memory_path
 from seepient.config.paths import MemoryScope
 from seepient.protocol import (
-    ActionKind,
     ApprovedAction,
     EditBlock,
     FileChange,
     PreparedActionDraft,
 )
 from seepient.protocol.actions import MemoryAction
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.base import NonNegative, Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import commit_or_explain, expect_payload
 from seepient.tools.builtin._text import (
     BinaryContent,
@@ -39,34 +36,30 @@ MAX_MEMORY_CHARS = 100_000
 Command = Literal["view", "create", "str_replace", "insert", "delete", "rename"]
 
 
-class MemoryInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    command: Command = Field(
-        description="view (a file with line numbers, or a folder's contents), create (write a whole file), "
-        "str_replace (replace text occurring exactly once), insert (add text after a line), delete (a file), "
-        "rename (move a file within its folder tree)."
-    )
-    path: str | None = Field(
-        default=None,
-        description="The memory path, e.g. '/memories/project/decisions.md' or '/memories/user/preferences.md'; "
-        "'/memories' lists both folders. Not used by rename.",
-    )
-    view_range: list[int] | None = Field(
-        default=None,
-        description="view only: [first_line, last_line], 1-based; -1 as last_line means the end.",
-    )
-    file_text: str | None = Field(default=None, description="create only: the whole content of the file.")
-    old_str: str | None = Field(default=None, description="str_replace only: the exact text to replace.")
-    new_str: str | None = Field(default=None, description="str_replace only: the replacement text.")
-    insert_line: int | None = Field(
-        default=None, ge=0, description="insert only: the line after which to insert (0 = at the top)."
-    )
-    insert_text: str | None = Field(default=None, description="insert only: the text to insert.")
-    old_path: str | None = Field(default=None, description="rename only: the file's current memory path.")
-    new_path: str | None = Field(
-        default=None, description="rename only: its new memory path (same folder tree)."
-    )
+class MemoryInput(ToolInput):
+    command: Command
+    """view (a file with line numbers, or a folder's contents), create (write a whole file), str_replace
+    (replace text occurring exactly once), insert (add text after a line), delete (a file), rename (move a
+    file within its folder tree)."""
+    path: str | None = None
+    """The memory path, e.g. '/memories/project/decisions.md' or '/memories/user/preferences.md'; '/memories'
+    lists both folders. Not used by rename."""
+    view_range: list[int] | None = None
+    """view only: [first_line, last_line], 1-based; -1 as last_line means the end."""
+    file_text: str | None = None
+    """create only: the whole content of the file."""
+    old_str: str | None = None
+    """str_replace only: the exact text to replace."""
+    new_str: str | None = None
+    """str_replace only: the replacement text."""
+    insert_line: NonNegative | None = None
+    """insert only: the line after which to insert (0 = at the top)."""
+    insert_text: str | None = None
+    """insert only: the text to insert."""
+    old_path: str | None = None
+    """rename only: the file's current memory path."""
+    new_path: str | None = None
+    """rename only: its new memory path (same folder tree)."""
 
 
 def _need(value: Any, name: str, command: str) -> Any:
@@ -92,15 +85,13 @@ def _file(path: str | None, command: str, name: str = "path") -> tuple[MemorySco
 
 
 class MemoryTool(Tool[MemoryInput]):
+    """Your persistent memory: notes you keep across sessions. /memories/project/ holds notes about this
+    workspace, /memories/user/ notes that apply everywhere (the user's preferences, recurring lessons). Their
+    contents are shown to you at the start of each session. Record decisions, progress and facts worth
+    keeping; keep notes short and up to date, and never store secrets. Commands: view, create, str_replace,
+    insert, delete, rename. Changes may need the user's approval."""
+
     name: ClassVar[str] = "memory"
-    description: ClassVar[str] = (
-        "Your persistent memory: notes you keep across sessions. /memories/project/ holds notes about this "
-        "workspace, /memories/user/ notes that apply everywhere (the user's preferences, recurring lessons). "
-        "Their contents are shown to you at the start of each session. Record decisions, progress and facts "
-        "worth keeping; keep notes short and up to date, and never store secrets. Commands: view, create, "
-        "str_replace, insert, delete, rename. Changes may need the user's approval."
-    )
-    input_model: ClassVar[type[BaseModel]] = MemoryInput
     max_result_chars: ClassVar[int] = 40_000
 
     async def prepare(self, args: MemoryInput, ctx: ToolContext) -> PreparedActionDraft:
@@ -109,7 +100,7 @@ class MemoryTool(Tool[MemoryInput]):
             scope, inner = _split(args.path or "/memories", command)
             view_range = _view_range(args.view_range)
             action = MemoryAction(command="view", scope=scope or "all", path=inner, view_range=view_range)
-            return self._draft(ctx, action, True)
+            return self._draft(ctx, action)
         if command == "rename":
             scope, inner = _file(args.old_path, command, "old_path")
             new_scope, new_inner = _file(args.new_path, command, "new_path")
@@ -130,7 +121,7 @@ class MemoryTool(Tool[MemoryInput]):
                 new_path=new_inner,
                 pre_image_sha256=sha256_hex(current),
             )
-            return self._draft(ctx, action, False)
+            return self._draft(ctx, action)
         scope, inner = _file(args.path, command)
         current = await self._current(ctx, scope, inner, command)
         if command == "delete":
@@ -139,10 +130,10 @@ class MemoryTool(Tool[MemoryInput]):
             action = MemoryAction(
                 command="delete", scope=scope, path=inner, pre_image_sha256=sha256_hex(current)
             )
-            return self._draft(ctx, action, False)
+            return self._draft(ctx, action)
         change = self._change(args, scope, inner, current)
         action = MemoryAction(command=command, scope=scope, path=inner, change=change)
-        return self._draft(ctx, action, False)
+        return self._draft(ctx, action)
 
     async def _current(self, ctx: ToolContext, scope: MemoryScope, inner: str, command: str) -> bytes | None:
         try:
@@ -210,7 +201,7 @@ class MemoryTool(Tool[MemoryInput]):
             )
         return change.model_copy(update={"diff": unified_diff(old_text, new_text, shown.lstrip("/"))})
 
-    def _draft(self, ctx: ToolContext, action: MemoryAction, read_only: bool) -> PreparedActionDraft:
+    def _draft(self, ctx: ToolContext, action: MemoryAction) -> PreparedActionDraft:
         shown = "/memories" if action.scope == "all" else display(action.scope, action.path)
         if action.command == "rename":
             summary = f"Memory: rename {shown} to {display(action.scope, action.new_path or '')}"  # type: ignore[arg-type]
@@ -220,9 +211,7 @@ class MemoryTool(Tool[MemoryInput]):
             summary = f"Memory: {action.command} {shown}"
         return ctx.draft(
             self.name,
-            ActionKind.READ if read_only else ActionKind.FILE_CHANGE,
             action,
-            read_only=read_only,
             summary=summary,
         )
 

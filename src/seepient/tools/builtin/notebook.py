@@ -8,28 +8,35 @@ import json
 import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from seepient.protocol import (
-    ActionKind,
     ApprovedAction,
     FileChange,
     PathDenied,
     PreparedActionDraft,
     ReadAction,
 )
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.base import (
+    NonEmpty,
+    NonNegative,
+    Positive,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolInputError,
+    ToolOutput,
+)
 from seepient.tools.builtin._common import (
     commit_or_explain,
+    content_change,
     display_path,
     expect_payload,
+    read_draft,
     workspace_relative,
 )
 from seepient.tools.builtin._text import (
     BinaryContent,
     decode_text,
     diff_stats,
-    sha256_hex,
     unified_diff,
 )
 
@@ -54,18 +61,16 @@ def _joined(value: Any) -> str:
 async def _notebook_text(ctx: ToolContext, absolute: str, shown: str) -> tuple[bytes, str]:
     try:
         data = await ctx.reads.read_file(absolute)
-    except FileNotFoundError:
-        raise ToolInputError(
-            f"Notebook not found: {shown}. Use glob with pattern '**/*.ipynb' to find one."
-        ) from None
-    except IsADirectoryError:
-        raise ToolInputError(f"{shown} is a directory, not a notebook.") from None
-    except PermissionError as exc:
-        raise ToolInputError(f"Cannot read {shown}: {exc.strerror or exc}.") from None
-    try:
         return data, decode_text(data)
+    except FileNotFoundError:
+        problem = f"Notebook not found: {shown}. Use glob with pattern '**/*.ipynb' to find one."
+    except IsADirectoryError:
+        problem = f"{shown} is a directory, not a notebook."
+    except PermissionError as exc:
+        problem = f"Cannot read {shown}: {exc.strerror or exc}."
     except BinaryContent as exc:
-        raise ToolInputError(f"{shown} is not a valid notebook: {exc}.") from None
+        problem = f"{shown} is not a valid notebook: {exc}."
+    raise ToolInputError(problem)
 
 
 # -- reading ------------------------------------------------------------------------------------------
@@ -122,25 +127,24 @@ def render_notebook(notebook: Any, shown: str, *, first: int, limit: int | None,
     return "\n".join(out)
 
 
-class NotebookReadInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class NotebookReadInput(ToolInput):
+    path: NonEmpty
+    """The .ipynb file, relative to the workspace root."""
+    offset: NonNegative = 0
+    """The index of the first cell to show (0-based)."""
+    limit: Positive | None = None
+    """How many cells to show at most (default all)."""
+    include_outputs: bool = True
+    """Show code cells' outputs (text cut to size)."""
 
-    path: str = Field(min_length=1, description="The .ipynb file, relative to the workspace root.")
-    offset: int = Field(default=0, ge=0, description="The index of the first cell to show (0-based).")
-    limit: int | None = Field(default=None, ge=1, description="How many cells to show at most (default all).")
-    include_outputs: bool = Field(default=True, description="Show code cells' outputs (text cut to size).")
 
-
-class NotebookReadTool(Tool[NotebookReadInput]):
+class NotebookReadTool(Tool[NotebookReadInput], read_only=True, concurrency_safe=True):
     name: ClassVar[str] = "notebook_read"
     description: ClassVar[str] = (
         "Read a Jupyter notebook (.ipynb) as cells: index (0-based), id, type, source and outputs. Text outputs "
         f"are cut to {OUTPUT_CHARS} characters each; images and other rich outputs are only described. Use the "
         "cell ids or indices with notebook_edit."
     )
-    input_model: ClassVar[type[BaseModel]] = NotebookReadInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
     max_result_chars: ClassVar[int] = 50_000
 
     async def prepare(self, args: NotebookReadInput, ctx: ToolContext) -> PreparedActionDraft:
@@ -152,13 +156,7 @@ class NotebookReadTool(Tool[NotebookReadInput]):
             "limit": args.limit,
             "include_outputs": args.include_outputs,
         }
-        return ctx.draft(
-            self.name,
-            ActionKind.READ,
-            ReadAction(operation="notebook_read", paths=(resolved.absolute,), params=params),
-            read_only=True,
-            summary=f"Read notebook {shown}",
-        )
+        return read_draft(ctx, self.name, "notebook_read", resolved, params, f"Read notebook {shown}")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
@@ -191,41 +189,31 @@ class NotebookReadTool(Tool[NotebookReadInput]):
 # -- editing ------------------------------------------------------------------------------------------
 
 
-class NotebookEditInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(min_length=1, description="The .ipynb file, relative to the workspace root.")
-    cell_id: str | None = Field(
-        default=None,
-        description="The id of the cell to replace or delete (as notebook_read shows it); for insert, the new "
-        "cell goes right after this cell.",
-    )
-    index: int | None = Field(
-        default=None,
-        ge=0,
-        description="Instead of cell_id: the 0-based index of the cell to replace or delete; for insert, the "
-        "position the new cell takes (0 = first; the cell count appends).",
-    )
-    new_source: str = Field(default="", description="The cell's complete new source (ignored for delete).")
-    cell_type: CellType | None = Field(
-        default=None,
-        description="code, markdown or raw: the type of an inserted cell (default code), or a new type for a "
-        "replaced cell (default: unchanged).",
-    )
-    edit_mode: Literal["replace", "insert", "delete"] = Field(
-        default="replace", description="replace a cell's source, insert a new cell, or delete a cell."
-    )
+class NotebookEditInput(ToolInput):
+    path: NonEmpty
+    """The .ipynb file, relative to the workspace root."""
+    cell_id: str | None = None
+    """The id of the cell to replace or delete (as notebook_read shows it); for insert, the new cell goes
+    right after this cell."""
+    index: NonNegative | None = None
+    """Instead of cell_id: the 0-based index of the cell to replace or delete; for insert, the position the
+    new cell takes (0 = first; the cell count appends)."""
+    new_source: str = ""
+    """The cell's complete new source (ignored for delete)."""
+    cell_type: CellType | None = None
+    """code, markdown or raw: the type of an inserted cell (default code), or a new type for a replaced cell
+    (default: unchanged)."""
+    edit_mode: Literal["replace", "insert", "delete"] = "replace"
+    """replace a cell's source, insert a new cell, or delete a cell."""
 
 
 class NotebookEditTool(Tool[NotebookEditInput]):
+    """Change one cell of a Jupyter notebook (.ipynb): replace its source (and optionally its type), insert a
+    new cell, or delete one. Name the cell by cell_id or by 0-based index, as notebook_read shows them. A
+    replaced code cell loses its now stale outputs. Other cells and the notebook's metadata are kept as they
+    are. The edit is refused if the notebook changed since this call was prepared."""
+
     name: ClassVar[str] = "notebook_edit"
-    description: ClassVar[str] = (
-        "Change one cell of a Jupyter notebook (.ipynb): replace its source (and optionally its type), insert a "
-        "new cell, or delete one. Name the cell by cell_id or by 0-based index, as notebook_read shows them. A "
-        "replaced code cell loses its now stale outputs. Other cells and the notebook's metadata are kept as "
-        "they are. The edit is refused if the notebook changed since this call was prepared."
-    )
-    input_model: ClassVar[type[BaseModel]] = NotebookEditInput
 
     async def prepare(self, args: NotebookEditInput, ctx: ToolContext) -> PreparedActionDraft:
         from seepient.tools.builtin import notebook_document as document
@@ -245,19 +233,8 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         new_text = document.serialise(notebook, options, text.endswith("\n"))
         if new_text == text:
             raise ToolInputError(f"The cell already has exactly this content; {relative} would not change.")
-        change = FileChange(
-            path=relative,
-            pre_image_sha256=sha256_hex(current),
-            new_content=new_text,
-            diff=unified_diff(text, new_text, relative),
-        )
-        return ctx.draft(
-            self.name,
-            ActionKind.FILE_CHANGE,
-            change,
-            read_only=False,
-            summary=f"Edit notebook {relative}: {what}",
-        )
+        change = content_change(relative, current, new_text, unified_diff(text, new_text, relative))
+        return ctx.draft(self.name, change, summary=f"Edit notebook {relative}: {what}")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         change = expect_payload(action, FileChange)

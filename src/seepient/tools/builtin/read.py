@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from seepient.protocol import ActionKind, ApprovedAction, PathDenied, PreparedActionDraft, ReadAction
-from seepient.tools.base import Tool, ToolContext, ToolOutput
-from seepient.tools.builtin._common import display_path, expect_payload
+from seepient.protocol import ApprovedAction, PathDenied, PreparedActionDraft, ReadAction
+from seepient.tools.base import NonEmpty, Positive, Tool, ToolContext, ToolInput, ToolOutput
+from seepient.tools.builtin._common import display_path, expect_payload, read_draft
 from seepient.tools.builtin._text import (
     BinaryContent,
     cut_line,
@@ -20,27 +20,19 @@ from seepient.tools.builtin._text import (
 DEFAULT_READ_LIMIT = 2000
 
 
-class ReadFileInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(
-        min_length=1,
-        description="The file to read, relative to the workspace root (an absolute path also works).",
-    )
-    offset: int | None = Field(
+class ReadFileInput(ToolInput):
+    path: NonEmpty
+    """The file to read, relative to the workspace root (an absolute path also works)."""
+    offset: Positive | None = None
+    """The 1-based line number to start at. Omit to start at the first line."""
+    limit: Positive | None = Field(
         default=None,
-        ge=1,
-        description="The 1-based line number to start at. Omit to start at the first line.",
-    )
-    limit: int | None = Field(
-        default=None,
-        ge=1,
         description=f"How many lines to show at most (default {DEFAULT_READ_LIMIT}). Use with offset to page "
         "through long files.",
     )
 
 
-class ReadFileTool(Tool[ReadFileInput]):
+class ReadFileTool(Tool[ReadFileInput], read_only=True, concurrency_safe=True):
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
         "Read a text file from the workspace. Lines come back numbered like `cat -n` (number, tab, text); "
@@ -49,9 +41,6 @@ class ReadFileTool(Tool[ReadFileInput]):
         "(a line number) and limit to read a specific part. Binary files and directories are refused: use "
         "glob to list a directory."
     )
-    input_model: ClassVar[type[BaseModel]] = ReadFileInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
     max_result_chars: ClassVar[int] = 50_000
 
     async def prepare(self, args: ReadFileInput, ctx: ToolContext) -> PreparedActionDraft:
@@ -66,13 +55,7 @@ class ReadFileTool(Tool[ReadFileInput]):
             where = f" (first {args.limit} lines)"
         else:
             where = ""
-        return ctx.draft(
-            self.name,
-            ActionKind.READ,
-            ReadAction(operation="read_file", paths=(resolved.absolute,), params=params),
-            read_only=True,
-            summary=f"Read {shown}{where}",
-        )
+        return read_draft(ctx, self.name, "read_file", resolved, params, f"Read {shown}{where}")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)

@@ -7,18 +7,15 @@ import posixpath
 import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from seepient.protocol import (
-    ActionKind,
     ApprovedAction,
     GrepOutcome,
     PathDenied,
     PreparedActionDraft,
     ReadAction,
 )
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import display_path, expect_payload, path_kind
+from seepient.tools.base import NonEmpty, Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
+from seepient.tools.builtin._common import display_path, expect_payload, path_kind, read_draft
 from seepient.tools.builtin._text import split_lines
 
 GLOB_LIMIT = 200
@@ -52,10 +49,6 @@ def _under_root(root: str, found: str) -> str:
     return f"{root.rstrip('/')}/{found}"
 
 
-def _read_draft(tool: Tool[Any], ctx: ToolContext, payload: ReadAction, summary: str) -> PreparedActionDraft:
-    return ctx.draft(tool.name, ActionKind.READ, payload, read_only=True, summary=summary)
-
-
 def _bad_root(root: str, kind: Literal["file", "missing"]) -> ToolOutput:
     if kind == "file":
         return ToolOutput(f"{root} is a file, not a directory; set path to a directory.", is_error=True)
@@ -64,41 +57,27 @@ def _bad_root(root: str, kind: Literal["file", "missing"]) -> ToolOutput:
     )
 
 
-class GlobInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    pattern: str = Field(
-        min_length=1,
-        description="A glob pattern matched against paths relative to path, e.g. '**/*.py', 'src/**/test_*.py' "
-        "or '*.md'. '**' crosses directories; '*' does not.",
-    )
-    path: str | None = Field(
-        default=None,
-        description="The directory to search in, relative to the workspace root. Omit to search the whole "
-        "workspace.",
-    )
+class GlobInput(ToolInput):
+    pattern: NonEmpty
+    """A glob pattern matched against paths relative to path, e.g. '**/*.py', 'src/**/test_*.py' or '*.md'.
+    '**' crosses directories; '*' does not."""
+    path: str | None = None
+    """The directory to search in, relative to the workspace root. Omit to search the whole workspace."""
 
 
-class GlobTool(Tool[GlobInput]):
+class GlobTool(Tool[GlobInput], read_only=True, concurrency_safe=True):
     name: ClassVar[str] = "glob"
     description: ClassVar[str] = (
         "Find files by name pattern. Returns paths relative to the workspace root, most recently modified "
         f"first, at most {GLOB_LIMIT}. Files ignored by .gitignore are left out. Use grep to search inside files."
     )
-    input_model: ClassVar[type[BaseModel]] = GlobInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
 
     async def prepare(self, args: GlobInput, ctx: ToolContext) -> PreparedActionDraft:
         _check_relative_pattern(args.pattern)
         resolved = ctx.paths.for_read(args.path or ".")
         root = display_path(resolved)
-        payload = ReadAction(
-            operation="glob",
-            paths=(resolved.absolute,),
-            params={"pattern": args.pattern, "root": root},
-        )
-        return _read_draft(self, ctx, payload, f"Glob {args.pattern} (in {root})")
+        params = {"pattern": args.pattern, "root": root}
+        return read_draft(ctx, self.name, "glob", resolved, params, f"Glob {args.pattern} (in {root})")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
@@ -127,42 +106,28 @@ class GlobTool(Tool[GlobInput]):
         return ToolOutput(text, data=data)
 
 
-class GrepInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    pattern: str = Field(
-        min_length=1,
-        description="A regular expression to search file contents for (ripgrep syntax, close to Python's re). "
-        "Escape special characters to match them literally, e.g. 'def add\\(' or 'a\\.b'.",
-    )
-    path: str | None = Field(
-        default=None,
-        description="A file or directory to search, relative to the workspace root. Omit to search the whole "
-        "workspace.",
-    )
-    glob: str | None = Field(
-        default=None,
-        description="Only search files whose path matches this glob, e.g. '*.py' or '**/*.{ts,tsx}'.",
-    )
-    ignore_case: bool = Field(default=False, description="Match letters regardless of case.")
-    output_mode: GrepMode = Field(
-        default="files_with_matches",
-        description="'files_with_matches' (default) lists the files that match; 'content' shows matching lines "
-        "as path:line:text; 'count' shows path:number of matching lines.",
-    )
+class GrepInput(ToolInput):
+    pattern: NonEmpty
+    """A regular expression to search file contents for (ripgrep syntax, close to Python's re). Escape special
+    characters to match them literally, e.g. 'def add\\(' or 'a\\.b'."""
+    path: str | None = None
+    """A file or directory to search, relative to the workspace root. Omit to search the whole workspace."""
+    glob: str | None = None
+    """Only search files whose path matches this glob, e.g. '*.py' or '**/*.{ts,tsx}'."""
+    ignore_case: bool = False
+    """Match letters regardless of case."""
+    output_mode: GrepMode = "files_with_matches"
+    """'files_with_matches' (default) lists the files that match; 'content' shows matching lines as
+    path:line:text; 'count' shows path:number of matching lines."""
 
 
-class GrepTool(Tool[GrepInput]):
+class GrepTool(Tool[GrepInput], read_only=True, concurrency_safe=True):
+    """Search file contents with a regular expression (ripgrep). Lists matching files by default; set
+    output_mode to 'content' for the matching lines with line numbers or 'count' for counts per file. Narrow
+    with path and glob. Files ignored by .gitignore and binary files are skipped. Paths in results are
+    relative to the workspace root."""
+
     name: ClassVar[str] = "grep"
-    description: ClassVar[str] = (
-        "Search file contents with a regular expression (ripgrep). Lists matching files by default; set "
-        "output_mode to 'content' for the matching lines with line numbers or 'count' for counts per file. "
-        "Narrow with path and glob. Files ignored by .gitignore and binary files are skipped. Paths in "
-        "results are relative to the workspace root."
-    )
-    input_model: ClassVar[type[BaseModel]] = GrepInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
 
     async def prepare(self, args: GrepInput, ctx: ToolContext) -> PreparedActionDraft:
         # ``glob`` only filters the files found under the root (a leading '/' anchors it there, as in
@@ -178,12 +143,7 @@ class GrepTool(Tool[GrepInput]):
         }
         where = f"in {root}, {args.glob}" if args.glob else f"in {root}"
         flags = ", ignoring case" if args.ignore_case else ""
-        return _read_draft(
-            self,
-            ctx,
-            ReadAction(operation="grep", paths=(resolved.absolute,), params=params),
-            f"Grep {args.pattern!r} ({where}{flags})",
-        )
+        return read_draft(ctx, self.name, "grep", resolved, params, f"Grep {args.pattern!r} ({where}{flags})")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)

@@ -4,20 +4,20 @@ the sandbox by the executor with a bounded timeout."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from seepient.policy.shell import analyse_command
 from seepient.protocol import (
-    ActionKind,
     ApprovedAction,
     PathDenied,
     PreparedActionDraft,
     ShellCommand,
     ShellOutcome,
 )
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.protocol.fields import same_named
+from seepient.shell import analyse_command
+from seepient.tools.base import NonEmpty, Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import (
     display_path,
     execute_as,
@@ -31,14 +31,10 @@ MAX_TIMEOUT_MS = 600_000
 _SUMMARY_COMMAND_CHARS = 120
 
 
-class ShellInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    command: str = Field(
-        min_length=1,
-        description="The bash command line to run, e.g. 'pytest -q tests/test_calc.py'. It runs in a sandbox "
-        "that can write only inside the workspace and has no network unless approved.",
-    )
+class ShellInput(ToolInput):
+    command: NonEmpty
+    """The bash command line to run, e.g. 'pytest -q tests/test_calc.py'. It runs in a sandbox that can write
+    only inside the workspace and has no network unless approved."""
     timeout_ms: int | None = Field(
         default=None,
         ge=1,
@@ -46,17 +42,13 @@ class ShellInput(BaseModel):
         description=f"How long the command may run, in milliseconds (at most {MAX_TIMEOUT_MS}, ten minutes). "
         "Omit for the session's default.",
     )
-    workdir: str | None = Field(
-        default=None,
-        description="The directory to run in, relative to the workspace root; it must be inside the "
-        "workspace. Omit to run at the workspace root. Prefer this over 'cd dir && ...'.",
-    )
-    run_in_background: bool = Field(
-        default=False,
-        description="Start the command and return at once with an id (bg_…), for servers, watchers and long "
-        "builds; read its output with shell_output and stop it with shell_kill. timeout_ms then limits its "
-        "lifetime (omit it to let it run until it exits, is killed or the session ends).",
-    )
+    workdir: str | None = None
+    """The directory to run in, relative to the workspace root; it must be inside the workspace. Omit to run
+    at the workspace root. Prefer this over 'cd dir && ...'."""
+    run_in_background: bool = False
+    """Start the command and return at once with an id (bg_…), for servers, watchers and long builds; read its
+    output with shell_output and stop it with shell_kill. timeout_ms then limits its lifetime (omit it to let
+    it run until it exits, is killed or the session ends)."""
 
 
 def _one_line(command: str) -> str:
@@ -68,14 +60,12 @@ def _one_line(command: str) -> str:
 
 
 class ShellTool(Tool[ShellInput]):
+    """Run a bash command line in the workspace inside a sandbox and return its exit code, stdout and stderr.
+    Use it for builds, tests, git and other programs; use read_file, glob, grep and edit_file for reading,
+    finding and changing files. Commands time out (default from the session, at most ten minutes); long output
+    is cut in the middle. A non-zero exit code is reported, not hidden."""
+
     name: ClassVar[str] = "shell"
-    description: ClassVar[str] = (
-        "Run a bash command line in the workspace inside a sandbox and return its exit code, stdout and "
-        "stderr. Use it for builds, tests, git and other programs; use read_file, glob, grep and edit_file "
-        "for reading, finding and changing files. Commands time out (default from the session, at most ten "
-        "minutes); long output is cut in the middle. A non-zero exit code is reported, not hidden."
-    )
-    input_model: ClassVar[type[BaseModel]] = ShellInput
 
     async def prepare(self, args: ShellInput, ctx: ToolContext) -> PreparedActionDraft:
         if not args.command.strip():
@@ -103,21 +93,14 @@ class ShellTool(Tool[ShellInput]):
             timeout_ms = args.timeout_ms or 0  # 0: no deadline, see ShellCommand.background
         payload = ShellCommand(
             command=args.command,
-            commands=analysis.commands,
-            capabilities=analysis.capabilities,
-            parsed=analysis.parsed,
             cwd=resolved.absolute,
             timeout_ms=timeout_ms,
             background=args.run_in_background,
+            **same_named(analysis, ("commands", "capabilities", "parsed")),
         )
         verb = "Start in the background" if args.run_in_background else "Run"
-        return ctx.draft(
-            self.name,
-            ActionKind.SHELL,
-            payload,
-            read_only=False,
-            summary=f"{verb}: {_one_line(args.command)} (in {display_path(resolved)})",
-        )
+        summary = f"{verb}: {_one_line(args.command)} (in {display_path(resolved)})"
+        return ctx.draft(self.name, payload, summary=summary)
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         command = expect_payload(action, ShellCommand)
@@ -125,19 +108,13 @@ class ShellTool(Tool[ShellInput]):
             return await start_background(command, action, ctx)
         outcome = await execute_as(ctx, action, ShellOutcome)
         return ToolOutput(
-            format_shell_outcome(command, outcome), is_error=outcome.timed_out, data=_data(outcome)
+            format_shell_outcome(command, outcome),
+            is_error=outcome.timed_out,
+            data=same_named(outcome, _DATA_FIELDS),
         )
 
 
-def _data(outcome: ShellOutcome) -> dict[str, Any]:
-    return {
-        "exit_code": outcome.exit_code,
-        "timed_out": outcome.timed_out,
-        "duration_ms": outcome.duration_ms,
-        "sandbox": outcome.sandbox,
-        "stdout_truncated": outcome.stdout_truncated,
-        "stderr_truncated": outcome.stderr_truncated,
-    }
+_DATA_FIELDS = ("exit_code", "timed_out", "duration_ms", "sandbox", "stdout_truncated", "stderr_truncated")
 
 
 def format_shell_outcome(command: ShellCommand, outcome: ShellOutcome) -> str:
@@ -149,11 +126,11 @@ def format_shell_outcome(command: ShellCommand, outcome: ShellOutcome) -> str:
         head = "The command ended without an exit code (killed by a signal?)."
     else:
         head = f"Exit code: {outcome.exit_code}"
-    parts = [head, *stream_sections(outcome.stdout, outcome.stderr)]
-    for stream, cut in (("stdout", outcome.stdout_truncated), ("stderr", outcome.stderr_truncated)):
-        if cut:
-            parts.append(
-                f"[{stream} was longer than the output limit and was cut; redirect it to a file and read "
-                "that, or filter it (grep, tail) if you need the rest.]"
-            )
-    return "\n\n".join(parts)
+    streams = (("stdout", outcome.stdout_truncated), ("stderr", outcome.stderr_truncated))
+    notes = [
+        f"[{stream} was longer than the output limit and was cut; redirect it to a file and read that, or "
+        "filter it (grep, tail) if you need the rest.]"
+        for stream, cut in streams
+        if cut
+    ]
+    return "\n\n".join([head, *stream_sections(outcome.stdout, outcome.stderr), *notes])

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from seepient.protocol.actions import ActionKind, PreparedActionDraft, ProcessControl, ShellCommand
+from seepient.protocol.actions import PreparedActionDraft, ProcessControl, ShellCommand
 from seepient.protocol.approved import ApprovedAction
-from seepient.protocol.outcomes import BackgroundOutput, BackgroundRefused, BackgroundStarted
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.protocol.fields import same_named
+from seepient.protocol.outcomes import BackgroundOutput, BackgroundStarted
+from seepient.protocol.refusals import BackgroundRefused
+from seepient.tools.base import Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import execute_as, expect_payload, stream_sections
 
 _ID_FIELD = Field(
@@ -40,22 +42,17 @@ async def start_background(command: ShellCommand, action: ApprovedAction, ctx: T
     )
 
 
-class ShellOutputInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ShellOutputInput(ToolInput):
     id: str = _ID_FIELD
 
 
-class ShellKillInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ShellKillInput(ToolInput):
     id: str = _ID_FIELD
 
 
 def _draft(tool: str, operation: str, process_id: str, ctx: ToolContext, summary: str) -> PreparedActionDraft:
     return ctx.draft(
         tool,
-        ActionKind.PROCESS,
         ProcessControl(operation=operation, process_id=process_id),  # type: ignore[arg-type]
         read_only=operation == "output",
         summary=summary,
@@ -92,15 +89,7 @@ def format_background_output(output: BackgroundOutput) -> str:
     return "\n\n".join(parts)
 
 
-def _data(output: BackgroundOutput) -> dict[str, Any]:
-    return {
-        "process_id": output.process_id,
-        "running": output.running,
-        "exit_code": output.exit_code,
-        "ended_by": output.ended_by,
-        "stdout_dropped": output.stdout_dropped,
-        "stderr_dropped": output.stderr_dropped,
-    }
+_DATA_FIELDS = ("process_id", "running", "exit_code", "ended_by", "stdout_dropped", "stderr_dropped")
 
 
 async def _answer(ctx: ToolContext, action: ApprovedAction, *, refused: str = "") -> ToolOutput:
@@ -109,19 +98,15 @@ async def _answer(ctx: ToolContext, action: ApprovedAction, *, refused: str = ""
         output = await execute_as(ctx, action, BackgroundOutput)
     except BackgroundRefused as exc:
         return ToolOutput(f"{refused}{exc}.", is_error=True)
-    return ToolOutput(format_background_output(output), data=_data(output))
+    return ToolOutput(format_background_output(output), data=same_named(output, _DATA_FIELDS))
 
 
-class ShellOutputTool(Tool[ShellOutputInput]):
+class ShellOutputTool(Tool[ShellOutputInput], read_only=True, concurrency_safe=True):
+    """Read what a background command (started by shell with run_in_background) wrote since the last read, and
+    whether it still runs or its exit code. Only the newest output is kept; the result says how much was
+    dropped."""
+
     name: ClassVar[str] = "shell_output"
-    description: ClassVar[str] = (
-        "Read what a background command (started by shell with run_in_background) wrote since the last read, "
-        "and whether it still runs or its exit code. Only the newest output is kept; the result says how much "
-        "was dropped."
-    )
-    input_model: ClassVar[type[BaseModel]] = ShellOutputInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
 
     async def prepare(self, args: ShellOutputInput, ctx: ToolContext) -> PreparedActionDraft:
         return _draft(self.name, "output", args.id, ctx, f"Read the output of background process {args.id}")
@@ -132,12 +117,10 @@ class ShellOutputTool(Tool[ShellOutputInput]):
 
 
 class ShellKillTool(Tool[ShellKillInput]):
+    """Stop a background command that shell started with run_in_background, with every process it spawned, and
+    return its last output."""
+
     name: ClassVar[str] = "shell_kill"
-    description: ClassVar[str] = (
-        "Stop a background command that shell started with run_in_background, with every process it spawned, "
-        "and return its last output."
-    )
-    input_model: ClassVar[type[BaseModel]] = ShellKillInput
 
     async def prepare(self, args: ShellKillInput, ctx: ToolContext) -> PreparedActionDraft:
         if not args.id.startswith("bg_"):

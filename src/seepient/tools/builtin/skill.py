@@ -10,36 +10,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from seepient.config import SeepientPaths
 from seepient.context.skills import SkillCatalog, SkillFormatError, discover_skills, parse_skill
-from seepient.protocol import ActionKind, ApprovedAction, PathDenied, PreparedActionDraft, ReadAction
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
-from seepient.tools.builtin._common import display_path, expect_payload
+from seepient.protocol import ApprovedAction, PathDenied, PreparedActionDraft, ReadAction
+from seepient.tools.base import Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
+from seepient.tools.builtin._common import display_path, expect_payload, read_draft
 from seepient.tools.builtin._text import BinaryContent, decode_text
 
 
-class SkillInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(
-        min_length=1,
-        max_length=64,
-        description="The skill's name, exactly as listed under Skills in the system prompt.",
-    )
+class SkillInput(ToolInput):
+    name: str = Field(min_length=1, max_length=64)
+    """The skill's name, exactly as listed under Skills in the system prompt."""
 
 
-class SkillTool(Tool[SkillInput]):
+class SkillTool(Tool[SkillInput], read_only=True, concurrency_safe=True):
+    """Load the full instructions of one of the skills listed under Skills in the system prompt. Do this
+    before starting a task that matches a skill's description, then follow the instructions. Paths a skill
+    mentions are relative to its directory (shown with the instructions); read them with read_file."""
+
     name: ClassVar[str] = "skill"
-    description: ClassVar[str] = (
-        "Load the full instructions of one of the skills listed under Skills in the system prompt. Do this "
-        "before starting a task that matches a skill's description, then follow the instructions. Paths a "
-        "skill mentions are relative to its directory (shown with the instructions); read them with read_file."
-    )
-    input_model: ClassVar[type[BaseModel]] = SkillInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
     max_result_chars: ClassVar[int] = 60_000
 
     def __init__(self, catalog: SkillCatalog | None = None, *, seepient_home: Path | None = None) -> None:
@@ -66,17 +57,8 @@ class SkillTool(Tool[SkillInput]):
         # reaches the model and the audit log as a denial naming the rule.
         resolved = ctx.paths.for_read(str(skill.path))
         shown = display_path(resolved)
-        return ctx.draft(
-            self.name,
-            ActionKind.READ,
-            ReadAction(
-                operation="read_file",
-                paths=(resolved.absolute,),
-                params={"path": shown, "skill": skill.name, "scope": skill.scope},
-            ),
-            read_only=True,
-            summary=f"Load skill {skill.name} ({shown})",
-        )
+        params = {"path": shown, "skill": skill.name, "scope": skill.scope}
+        return read_draft(ctx, self.name, "read_file", resolved, params, f"Load skill {skill.name} ({shown})")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         payload = expect_payload(action, ReadAction)
@@ -93,13 +75,11 @@ class SkillTool(Tool[SkillInput]):
         except OSError as exc:
             return ToolOutput(f"Cannot read {shown}: {exc.strerror or exc}.", is_error=True)
         try:
-            text = decode_text(data)
+            skill, _ = parse_skill(
+                decode_text(data), path=Path(absolute), scope="user" if scope == "user" else "workspace"
+            )
         except BinaryContent as exc:
             return ToolOutput(f"Cannot load the skill {name}: {shown} is not text ({exc}).", is_error=True)
-        try:
-            skill, _ = parse_skill(
-                text, path=Path(absolute), scope="user" if scope == "user" else "workspace"
-            )
         except SkillFormatError as exc:
             return ToolOutput(f"Cannot load the skill {name}: {shown} {exc}.", is_error=True)
         header = (

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from seepient.protocol import ActionKind, ApprovedAction, PreparedActionDraft, SessionStateChange, TodoItem
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.protocol import ApprovedAction, PreparedActionDraft, SessionStateChange, TodoItem
+from seepient.tools.base import Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 
 MAX_TODOS = 100
 _MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
@@ -20,22 +20,17 @@ _MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 TodoListener = Callable[[tuple[TodoItem, ...]], None]
 
 
-class TodoEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: str | None = Field(
-        default=None, min_length=1, max_length=64, description="Keep an item's id when you resend it."
-    )
-    content: str = Field(min_length=1, max_length=2000, description="What to do, in one imperative line.")
+class TodoEntry(ToolInput):
+    id: str | None = Field(default=None, min_length=1, max_length=64)
+    """Keep an item's id when you resend it."""
+    content: str = Field(min_length=1, max_length=2000)
+    """What to do, in one imperative line."""
     status: Literal["pending", "in_progress", "completed"]
 
 
-class TodoWriteInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    todos: list[TodoEntry] = Field(
-        max_length=MAX_TODOS, description="The whole list, in order; it replaces the previous one."
-    )
+class TodoWriteInput(ToolInput):
+    todos: list[TodoEntry] = Field(max_length=MAX_TODOS)
+    """The whole list, in order; it replaces the previous one."""
 
     @model_validator(mode="after")
     def _one_in_progress(self) -> TodoWriteInput:
@@ -54,16 +49,13 @@ class TodoWriteInput(BaseModel):
         return self
 
 
-class TodoWriteTool(Tool[TodoWriteInput]):
+class TodoWriteTool(Tool[TodoWriteInput], read_only=True):
+    """Keep a todo list for multi-step work: send the whole list each time (it replaces the previous one),
+    each item with content and status pending, in_progress or completed. Keep exactly one item in_progress
+    while you work, mark items completed as soon as they are done, and keep each item's id when you resend it.
+    The user sees the list. Skip it for trivial one-step tasks."""
+
     name: ClassVar[str] = "todo_write"
-    description: ClassVar[str] = (
-        "Keep a todo list for multi-step work: send the whole list each time (it replaces the previous one), "
-        "each item with content and status pending, in_progress or completed. Keep exactly one item "
-        "in_progress while you work, mark items completed as soon as they are done, and keep each item's id "
-        "when you resend it. The user sees the list. Skip it for trivial one-step tasks."
-    )
-    input_model: ClassVar[type[BaseModel]] = TodoWriteInput
-    read_only: ClassVar[bool] = True
     """Nothing on the host changes, so it is offered in plan mode as well."""
     concurrency_safe: ClassVar[bool] = False
 
@@ -86,9 +78,7 @@ class TodoWriteTool(Tool[TodoWriteInput]):
         )
         return ctx.draft(
             self.name,
-            ActionKind.STATE,
             SessionStateChange(key="todos", value=[i.model_dump() for i in items]),
-            read_only=True,
             summary=summary,
         )
 

@@ -5,18 +5,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from seepient.net.url import UrlError, parse_url
 from seepient.protocol import (
-    ActionKind,
     ApprovedAction,
     FetchOutcome,
     FetchRefused,
     FetchRequest,
     PreparedActionDraft,
 )
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.base import NonEmpty, Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import execute_as, expect_payload
 
 MAX_RESULT_CHARS = 30_000
@@ -25,14 +22,10 @@ _TEXT_TYPES = ("application/json", "application/xml", "application/javascript", 
 _DROPPED_TAGS = ["script", "style", "noscript", "iframe", "svg", "head", "template"]
 
 
-class WebFetchInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = Field(
-        min_length=1,
-        description="The http:// or https:// URL to fetch, e.g. 'https://docs.python.org/3/library/json.html'. "
-        "Private, loopback and cloud-metadata addresses are refused.",
-    )
+class WebFetchInput(ToolInput):
+    url: NonEmpty
+    """The http:// or https:// URL to fetch, e.g. 'https://docs.python.org/3/library/json.html'. Private,
+    loopback and cloud-metadata addresses are refused."""
 
 
 def html_to_markdown(html: str) -> str:
@@ -74,17 +67,13 @@ def _readable(outcome: FetchOutcome) -> tuple[str, str]:
     return "", "binary"
 
 
-class WebFetchTool(Tool[WebFetchInput]):
+class WebFetchTool(Tool[WebFetchInput], read_only=True, concurrency_safe=True):
+    """Fetch a public web page or text file over http(s) and return it as readable markdown (HTML is
+    converted; scripts and styles dropped), with the final URL after redirects. Long pages are cut. Addresses
+    on private networks, loopback and cloud metadata services are refused, as are ports other than 80 and 443
+    unless configured."""
+
     name: ClassVar[str] = "web_fetch"
-    description: ClassVar[str] = (
-        "Fetch a public web page or text file over http(s) and return it as readable markdown (HTML is "
-        "converted; scripts and styles dropped), with the final URL after redirects. Long pages are cut. "
-        "Addresses on private networks, loopback and cloud metadata services are refused, as are ports other "
-        "than 80 and 443 unless configured."
-    )
-    input_model: ClassVar[type[BaseModel]] = WebFetchInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
     max_result_chars: ClassVar[int] = MAX_RESULT_CHARS
 
     async def prepare(self, args: WebFetchInput, ctx: ToolContext) -> PreparedActionDraft:
@@ -95,7 +84,7 @@ class WebFetchTool(Tool[WebFetchInput]):
         # The draft carries the normalised URL, so policy's Fetch(domain:…) rules see the host that will
         # actually be contacted (IDNA applied, numeric IPv4 forms spelled out).
         payload = FetchRequest(url=parsed.geturl())
-        return ctx.draft(self.name, ActionKind.FETCH, payload, read_only=True, summary=f"Fetch {payload.url}")
+        return ctx.draft(self.name, payload, summary=f"Fetch {payload.url}")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
         request = expect_payload(action, FetchRequest)

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from seepient.config.settings import WebSearchSettings
+from seepient.config.sections import WebSearchSettings
 from seepient.net.url import UrlError, parse_url
 from seepient.net.web_search import endpoint
-from seepient.protocol import ActionKind, ApprovedAction, FetchRefused, PreparedActionDraft
+from seepient.protocol import ApprovedAction, FetchRefused, PreparedActionDraft
 from seepient.protocol.actions import WebSearchRequest
 from seepient.protocol.retrieval import WebSearchFailed, WebSearchOutcome
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.tools.base import Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import execute_as, expect_payload
 
 NOT_CONFIGURED = (
@@ -25,22 +25,18 @@ NOT_CONFIGURED = (
 )
 
 
-class WebSearchInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class WebSearchInput(ToolInput):
+    query: str = Field(min_length=1, max_length=400)
+    """What to search the web for."""
+    limit: int = Field(default=5, ge=1, le=20)
+    """How many results to return (default 5)."""
 
-    query: str = Field(min_length=1, max_length=400, description="What to search the web for.")
-    limit: int = Field(default=5, ge=1, le=20, description="How many results to return (default 5).")
 
+class WebSearchTool(Tool[WebSearchInput], read_only=True, concurrency_safe=True):
+    """Search the web and get results as title, URL and snippet. Use web_fetch to read a result in full.
+    Search terms leave this machine for the configured search service."""
 
-class WebSearchTool(Tool[WebSearchInput]):
     name: ClassVar[str] = "web_search"
-    description: ClassVar[str] = (
-        "Search the web and get results as title, URL and snippet. Use web_fetch to read a result in full. "
-        "Search terms leave this machine for the configured search service."
-    )
-    input_model: ClassVar[type[BaseModel]] = WebSearchInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
 
     def __init__(self, settings: WebSearchSettings | None = None) -> None:
         self._settings = settings
@@ -65,16 +61,10 @@ class WebSearchTool(Tool[WebSearchInput]):
             limit=args.limit,
             api_key_env=settings.api_key_env,
         )
-        return ctx.draft(
-            self.name,
-            ActionKind.FETCH,
-            payload,
-            read_only=True,
-            summary=f"Search the web ({settings.backend}) for {query!r}",
-        )
+        return ctx.draft(self.name, payload, summary=f"Search the web ({settings.backend}) for {query!r}")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
-        request = expect_payload(action, WebSearchRequest)
+        query = expect_payload(action, WebSearchRequest).query
         try:
             outcome = await execute_as(ctx, action, WebSearchOutcome)
         except FetchRefused as exc:
@@ -86,8 +76,8 @@ class WebSearchTool(Tool[WebSearchInput]):
             "results": [hit.model_dump() for hit in outcome.hits],
         }
         if not outcome.hits:
-            return ToolOutput(f"No results for {request.query!r}.", data=data)
-        lines = [f"{len(outcome.hits)} result(s) for {request.query!r}:"]
+            return ToolOutput(f"No results for {query!r}.", data=data)
+        lines = [f"{len(outcome.hits)} result(s) for {query!r}:"]
         for number, hit in enumerate(outcome.hits, start=1):
             lines.append(f"\n{number}. {hit.title or '(no title)'}\n   {hit.url}")
             if hit.snippet:

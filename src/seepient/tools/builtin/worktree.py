@@ -4,11 +4,11 @@ isolated checkout. Each prepares the exact git argv the executor runs in the san
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from seepient.policy.delegation import (
+from seepient.config.worktrees import (
     BRANCH_PREFIX,
     LIST_ARGV,
     WORKTREES_RELATIVE,
@@ -18,11 +18,14 @@ from seepient.policy.delegation import (
     worktree_name_problem,
     worktree_path,
 )
-from seepient.protocol import ActionKind, ApprovedAction, PreparedActionDraft, ShellOutcome, WorktreeCommand
-from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+from seepient.protocol import ApprovedAction, PreparedActionDraft, ShellOutcome, WorktreeCommand
+from seepient.tools.base import Tool, ToolContext, ToolInput, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import execute_as, expect_payload, path_kind
 
 _TIMEOUT_MS = 120_000
+_WorktreeName = Annotated[str, Field(min_length=1, max_length=63)]
+"""A directory below ``.seepient/worktrees`` and a branch name; ``check_worktree_name`` says what else it may
+not be."""
 
 
 def check_worktree_name(name: str) -> str:
@@ -42,9 +45,7 @@ def _check_base(base: str) -> str:
 
 
 def _draft(ctx: ToolContext, tool: str, payload: WorktreeCommand, summary: str) -> PreparedActionDraft:
-    return ctx.draft(
-        tool, ActionKind.WORKTREE, payload, read_only=payload.operation == "list", summary=summary
-    )
+    return ctx.draft(tool, payload, read_only=payload.operation == "list", summary=summary)
 
 
 async def _require_git_repository(ctx: ToolContext) -> None:
@@ -70,30 +71,26 @@ def _failed(outcome: ShellOutcome) -> bool:
     return outcome.timed_out or outcome.exit_code != 0
 
 
-class WorktreeCreateInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+async def _run_git(ctx: ToolContext, action: ApprovedAction) -> tuple[WorktreeCommand, ShellOutcome]:
+    """Run the approved git command; its payload and what git answered."""
+    command = expect_payload(action, WorktreeCommand)
+    return command, await execute_as(ctx, action, ShellOutcome)
 
-    name: str = Field(
-        min_length=1,
-        max_length=63,
-        description="The worktree's name: letters, digits, '.', '_' or '-' (e.g. 'fix-parser'). It lives in "
-        ".seepient/worktrees/<name> on a new branch seepient/<name>.",
-    )
-    base: str | None = Field(
-        default=None,
-        max_length=200,
-        description="The branch, tag or commit the new branch starts from; omit for the current HEAD.",
-    )
+
+class WorktreeCreateInput(ToolInput):
+    name: _WorktreeName
+    """The worktree's name: letters, digits, '.', '_' or '-' (e.g. 'fix-parser'). It lives in
+    .seepient/worktrees/<name> on a new branch seepient/<name>."""
+    base: str | None = Field(default=None, max_length=200)
+    """The branch, tag or commit the new branch starts from; omit for the current HEAD."""
 
 
 class WorktreeCreateTool(Tool[WorktreeCreateInput]):
+    """Create an isolated git worktree of this repository in .seepient/worktrees/<name>, on a new branch
+    seepient/<name> starting at `base` (default HEAD). Give its name as `worktree` to the agent tool so a
+    sub-agent works there without touching the main checkout."""
+
     name: ClassVar[str] = "worktree_create"
-    description: ClassVar[str] = (
-        "Create an isolated git worktree of this repository in .seepient/worktrees/<name>, on a new branch "
-        "seepient/<name> starting at `base` (default HEAD). Give its name as `worktree` to the agent tool so a "
-        "sub-agent works there without touching the main checkout."
-    )
-    input_model: ClassVar[type[BaseModel]] = WorktreeCreateInput
 
     async def prepare(self, args: WorktreeCreateInput, ctx: ToolContext) -> PreparedActionDraft:
         name = check_worktree_name(args.name)
@@ -121,8 +118,7 @@ class WorktreeCreateTool(Tool[WorktreeCreateInput]):
         )
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
-        command = expect_payload(action, WorktreeCommand)
-        outcome = await execute_as(ctx, action, ShellOutcome)
+        command, outcome = await _run_git(ctx, action)
         if _failed(outcome):
             return ToolOutput(f"The worktree was not created.\n{_git_text(outcome)}", is_error=True)
         relative = f"{WORKTREES_RELATIVE}/{command.name}"
@@ -133,8 +129,8 @@ class WorktreeCreateTool(Tool[WorktreeCreateInput]):
         )
 
 
-class WorktreeListInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class WorktreeListInput(ToolInput):
+    pass  # no arguments: every worktree of the workspace is listed
 
 
 def parse_porcelain(text: str) -> list[dict[str, Any]]:
@@ -154,15 +150,11 @@ def parse_porcelain(text: str) -> list[dict[str, Any]]:
     return entries
 
 
-class WorktreeListTool(Tool[WorktreeListInput]):
+class WorktreeListTool(Tool[WorktreeListInput], read_only=True, concurrency_safe=True):
+    """List this repository's worktrees: the main checkout and each one in .seepient/worktrees, with its
+    branch and commit."""
+
     name: ClassVar[str] = "worktree_list"
-    description: ClassVar[str] = (
-        "List this repository's worktrees: the main checkout and each one in .seepient/worktrees, with its "
-        "branch and commit."
-    )
-    input_model: ClassVar[type[BaseModel]] = WorktreeListInput
-    read_only: ClassVar[bool] = True
-    concurrency_safe: ClassVar[bool] = True
 
     async def prepare(self, args: WorktreeListInput, ctx: ToolContext) -> PreparedActionDraft:
         await _require_git_repository(ctx)
@@ -175,8 +167,7 @@ class WorktreeListTool(Tool[WorktreeListInput]):
         return _draft(ctx, self.name, payload, "List git worktrees")
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
-        expect_payload(action, WorktreeCommand)
-        outcome = await execute_as(ctx, action, ShellOutcome)
+        _, outcome = await _run_git(ctx, action)
         if _failed(outcome):
             return ToolOutput(f"Could not list worktrees.\n{_git_text(outcome)}", is_error=True)
         root = str(ctx.workspace / WORKTREES_RELATIVE) + "/"
@@ -198,23 +189,18 @@ class WorktreeListTool(Tool[WorktreeListInput]):
         return ToolOutput("\n".join(lines) or "No worktrees.", data={"worktrees": found})
 
 
-class WorktreeRemoveInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, max_length=63, description="The name given to worktree_create.")
-    force: bool = Field(
-        default=False,
-        description="Remove it even with uncommitted changes, which are then lost. Its branch is always kept.",
-    )
+class WorktreeRemoveInput(ToolInput):
+    name: _WorktreeName
+    """The name given to worktree_create."""
+    force: bool = False
+    """Remove it even with uncommitted changes, which are then lost. Its branch is always kept."""
 
 
 class WorktreeRemoveTool(Tool[WorktreeRemoveInput]):
+    """Remove a worktree made by worktree_create. Its branch seepient/<name> and every commit on it are kept;
+    uncommitted changes stop the removal unless force is true."""
+
     name: ClassVar[str] = "worktree_remove"
-    description: ClassVar[str] = (
-        "Remove a worktree made by worktree_create. Its branch seepient/<name> and every commit on it are kept; "
-        "uncommitted changes stop the removal unless force is true."
-    )
-    input_model: ClassVar[type[BaseModel]] = WorktreeRemoveInput
 
     async def prepare(self, args: WorktreeRemoveInput, ctx: ToolContext) -> PreparedActionDraft:
         name = check_worktree_name(args.name)
@@ -242,8 +228,7 @@ class WorktreeRemoveTool(Tool[WorktreeRemoveInput]):
         )
 
     async def execute(self, action: ApprovedAction, ctx: ToolContext) -> ToolOutput:
-        command = expect_payload(action, WorktreeCommand)
-        outcome = await execute_as(ctx, action, ShellOutcome)
+        command, outcome = await _run_git(ctx, action)
         if _failed(outcome):
             hint = "" if command.force else " If it has changes you mean to discard, retry with force: true."
             return ToolOutput(f"The worktree was not removed.{hint}\n{_git_text(outcome)}", is_error=True)

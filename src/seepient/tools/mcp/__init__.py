@@ -6,9 +6,9 @@ a second to import and most sessions configure no server."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from seepient._lazy_exports import lazy_exports
 from seepient.tools.mcp.connector import McpConnector, McpLink, McpStartError
 from seepient.tools.mcp.report import McpReport
 
@@ -40,10 +40,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _ON_SDK.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, {name: f"{__name__}.{module}" for name, module in _ON_SDK.items()})

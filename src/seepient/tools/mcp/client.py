@@ -15,7 +15,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from seepient.config.settings import McpServerSettings
+from seepient.config.sections import McpServerSettings
+from seepient.protocol.errors import ExecutionError
 from seepient.tools.mcp.connector import McpConnector, McpLink, McpStartError
 
 ServerState = Literal["new", "starting", "ready", "failed", "gone", "closed"]
@@ -23,7 +24,7 @@ _MAX_TOOL_PAGES = 50
 _CLIENT_INFO = types.Implementation(name="seepient", version="0")
 
 
-class McpCallFailed(RuntimeError):
+class McpCallFailed(ExecutionError, RuntimeError):
     """A call that got no result: the server is gone, timed out or answered with a protocol error."""
 
     def __init__(self, message: str, *, server_gone: bool = False) -> None:

@@ -1,30 +1,16 @@
 """How the MCP client reaches a server: a connector (implemented in ``execution/``, handed in by the runtime)
-opens the transport, so ``tools/`` never spawns a process or opens a socket itself."""
+opens the transport, so ``tools/`` never spawns a process or opens a socket itself. The link it opens is
+``protocol/mcp_link.py``'s."""
 
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from seepient.config.settings import McpServerSettings
+from seepient.config.sections import McpServerSettings
+from seepient.protocol.mcp_link import McpLink, McpStartError
 
-if TYPE_CHECKING:
-    import anyio
-    from mcp.client._transport import TransportStreams
-
-
-class McpStartError(RuntimeError):
-    """A server that could not be reached or started; the message says what happened and what to check."""
-
-
-class McpLink(Protocol):
-    """An open transport to one server. ``lost`` is set when the server goes away (its process exited or
-    its connection closed) without Seepient closing it; ``exit_reason()`` then says what is known."""
-
-    streams: TransportStreams
-    lost: anyio.Event
-
-    def exit_reason(self) -> str: ...
+__all__ = ["McpConnector", "McpLink", "McpStartError"]
 
 
 class McpConnector(Protocol):

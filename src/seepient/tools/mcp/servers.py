@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
-from seepient.config.settings import McpServerSettings
+from seepient.config.sections import McpServerSettings
 from seepient.tools.mcp.client import McpServerConnection, describe_error
 from seepient.tools.mcp.connector import McpConnector
 from seepient.tools.mcp.report import McpReport, Reporter

@@ -12,8 +12,9 @@ import mcp_types as types
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, RootModel
 
-from seepient.protocol import ActionKind, ApprovedAction, PreparedActionDraft, ToolSpec
+from seepient.protocol import ApprovedAction, PreparedActionDraft, ToolSpec
 from seepient.protocol.actions import McpCall
+from seepient.protocol.frozen import deferred_config
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.builtin._common import expect_payload
 from seepient.tools.format import truncate_middle
@@ -40,6 +41,8 @@ def exposed_name(server: str, tool: str) -> tuple[str | None, str]:
 
 class McpArguments(RootModel[dict[str, Any]]):
     """Any JSON object; the server's own schema is checked in ``prepare``."""
+
+    model_config = deferred_config()
 
 
 def _schema(tool: types.Tool) -> dict[str, Any]:
@@ -112,7 +115,6 @@ class McpTool(Tool[McpArguments]):
         shown = json.dumps(arguments, ensure_ascii=False)
         return ctx.draft(
             self.name,
-            ActionKind.MCP,
             payload,
             read_only=self.read_only_hint,
             summary=f"MCP {self.connection.name}:{self.server_tool} {truncate_middle(shown, 200)}",
