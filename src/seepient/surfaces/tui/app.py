@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Footer, TextArea
 
 from seepient.surfaces.tui.palette import BUILTIN_COMMANDS, CompletionMenu, PromptCompleter, help_text
@@ -30,6 +29,7 @@ from seepient.surfaces.tui.widgets import (
     StatusBar,
     TodoListView,
     ToolCallView,
+    TranscriptView,
     UserPrompt,
 )
 
@@ -102,7 +102,7 @@ class SeepientTui(App[int]):
         self.commands: dict[str, CustomCommand] = {}
         """Custom slash commands (``context/commands.py``), loaded once the session is open."""
         # Held directly: while the approval modal is the current screen, queries would not find them.
-        self._transcript_view = VerticalScroll(id="transcript")
+        self._transcript_view = TranscriptView(id="transcript")
         self._menu = CompletionMenu()
         self._prompt = PromptInput()
         self._prompt.menu = self._menu
@@ -274,7 +274,7 @@ class SeepientTui(App[int]):
         status.append(f" · {session.id}", style="dim")
         self._status_bar.update(status)
 
-    def _transcript(self) -> VerticalScroll:
+    def _transcript(self) -> TranscriptView:
         return self._transcript_view
 
     def _append(self, widget: object) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Collapsible, Static, TextArea
 
@@ -33,6 +34,29 @@ _STATUS_MARK = {
 _TODO_MARK = {"pending": ("☐", ""), "in_progress": ("▶", "bold yellow"), "completed": ("☑", "dim")}
 _OUTPUT_SHOWN = 4_000
 """Characters of a tool's output kept in the transcript; the model saw all of it, the screen needs less."""
+
+
+class TranscriptView(VerticalScroll):
+    """The conversation, following new output while anchored.
+
+    After each layout in which its content moved (its scroll offset or its scrollable size changed), it is
+    drawn again whole. Textual 8.2 can rebuild its layout map lazily between two layouts (a widget not yet
+    placed is refreshed, then looked up), taking the anchored scroll's new offset with it; the next layout then
+    finds no row moved, and the rows that moved stayed stale on the terminal: an approved call and its answer
+    line went undrawn while the answer after them showed."""
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - textual's name
+        super().__init__(id=id)
+        self._placed: tuple[float, object] | None = None
+
+    def on_mount(self) -> None:
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._after_layout)
+
+    def _after_layout(self, _screen: object) -> None:
+        placed = (self.scroll_y, self.virtual_size)
+        if placed != self._placed:
+            self._placed = placed
+            self.refresh()
 
 
 class UserPrompt(Static):
