@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from seepient.net import AddressPolicy
 from seepient.protocol import ApprovalDecision, ErrorEvent, PermissionRequest, ToolResult
 from seepient.protocol.actions import McpCall, McpServerStart
 from seepient.runtime import Session, SessionOptions
+from seepient.runtime import mcp as session_mcp
 from seepient.tools.mcp import McpCallFailed, McpReport, McpServers, result_text
 from seepient.tools.registry import ToolRegistry
 from tests.conftest import BIN
@@ -630,9 +632,79 @@ async def test_a_session_closed_while_its_server_starts_leaves_no_process_and_an
     _user_settings(tmp_path, {"mcpServers": {"helper": _gated_helper(gate)}})
     session, events = make_session([{"text": "hello"}])
     await session.run("hi")
+    for _ in range(600):  # the background start runs the server's command (then waits at the gate)
+        if _server_pids(str(gate)):
+            break
+        await asyncio.sleep(0.02)
+    assert _server_pids(str(gate)), "the server's command never ran"
     loop = asyncio.get_running_loop()
     loop.call_later(0.3, gate.touch)
     await asyncio.wait_for(session.aclose(), timeout=120)
     assert not _server_pids(str(gate)), "closing the session stops the server it was starting"
     (start,) = _actions(session, "mcp_server_start")
     assert start["outcome"]["status"] in {"ok", "error"}, "every start intent has its outcome"
+
+
+def _marking_server(marker: Path, audit_log: Path) -> dict[str, Any]:
+    """A server command that, once run, writes into ``marker`` whether the audit log already held its start's
+    intent, then exits (its start then fails, which is reported)."""
+    code = (
+        "import pathlib\n"
+        f"log = pathlib.Path({str(audit_log)!r})\n"
+        "text = log.read_text() if log.exists() else ''\n"
+        "seen = any('mcp_server_start' in line and '\"intent\"' in line for line in text.splitlines())\n"
+        f"pathlib.Path({str(marker)!r}).write_text('intent first' if seen else 'no intent')\n"
+    )
+    return {"command": sys.executable, "args": ["-c", code]}
+
+
+async def test_a_server_start_runs_only_after_its_intent_is_in_the_log(tmp_path, make_session):
+    marker = tmp_path / "started"
+    audit_log = tmp_path / "seepient-home" / "audit.log"
+    _user_settings(tmp_path, {"mcpServers": {"marking": _marking_server(marker, audit_log)}})
+    session, _ = make_session([{"text": "hello"}])
+    assert session.audit.path == audit_log
+    await session.run("hi")
+    await asyncio.wait_for(session.aclose(), timeout=120)
+    assert marker.read_text() == "intent first"
+    (start,) = _actions(session, "mcp_server_start")
+    assert start["outcome"]["status"] == "error", "a server that exits at once did not start"
+
+
+async def test_a_server_whose_intent_the_log_refuses_never_starts_and_is_reported(tmp_path, make_session):
+    marker = tmp_path / "started"
+    audit_log = tmp_path / "seepient-home" / "audit.log"
+    _user_settings(tmp_path, {"mcpServers": {"marking": _marking_server(marker, audit_log)}})
+    session, events = make_session([{"text": "hello"}])
+    audit_log.write_text("not a record\n")  # a log whose last line is no record refuses to take more
+    outcome = await session.run("hi")
+    await asyncio.wait_for(session.aclose(), timeout=120)
+    assert outcome.reason == "final", "the conversation goes on without the server"
+    assert not marker.exists(), "no record, no start"
+    (report,) = [e for e in events if isinstance(e, ErrorEvent) and e.code == "mcp_server_failed"]
+    assert "audit log refused its record" in report.message and "marking" in report.message
+
+
+async def test_a_session_closed_before_its_servers_run_starts_none_and_records_nothing(
+    tmp_path, make_session, monkeypatch
+):
+    marker = tmp_path / "started"
+    audit_log = tmp_path / "seepient-home" / "audit.log"
+    _user_settings(tmp_path, {"mcpServers": {"marking": _marking_server(marker, audit_log)}})
+    importing, release = threading.Event(), threading.Event()
+
+    def slow_sdk_import() -> None:  # the SDK's import, as long as a fresh process's
+        importing.set()
+        release.wait(30)
+
+    monkeypatch.setattr(session_mcp, "_load_mcp_sdk", slow_sdk_import)
+    session, _ = make_session([{"text": "hello"}])
+    try:
+        await session.run("hi")
+        assert await asyncio.to_thread(importing.wait, 30), "the background start never began"
+        await asyncio.wait_for(session.aclose(), timeout=10)  # not held up by the import
+    finally:
+        release.set()
+    await asyncio.sleep(0.2)
+    assert not marker.exists(), "a one-shot session that never needed the server does not start it"
+    assert _actions(session, "mcp_server_start") == [], "nothing ran, so nothing is recorded"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -44,6 +45,7 @@ from seepient.protocol import (
     new_id,
 )
 from seepient.protocol.actions import McpServerStart
+from seepient.protocol.errors import AuditError
 from seepient.runtime.events import EventStream
 from seepient.tools.mcp.connector import McpConnector
 from seepient.tools.mcp.report import McpReport
@@ -51,6 +53,37 @@ from seepient.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from seepient.tools.mcp.servers import McpServers
+
+
+async def _in_daemon_thread(work: Callable[[], None]) -> None:
+    """``work`` in a daemon thread of its own, not the loop's executor: an import abandoned by a closing session
+    then holds up neither its exit (the CLI leaves with ``os._exit``) nor the interpreter's shutdown."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def _settle(error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def _run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # handed to the waiting task, as asyncio.to_thread would
+            _call_soon(loop, _settle, exc)
+        else:
+            _call_soon(loop, _settle, None)
+
+    threading.Thread(target=_run, name="mcp-sdk-import", daemon=True).start()
+    await done
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: object) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: no one waits any more
+        loop.call_soon_threadsafe(callback, *args)
 
 
 def _load_mcp_sdk() -> None:
@@ -106,6 +139,8 @@ class SessionMcp:
         self._launch: asyncio.Task[None] | None = None
         self._launching: frozenset[str] = frozenset()
         self._request_out = asyncio.Event()
+        # Set once the background start runs server commands: from then on closing waits for it.
+        self._spawning = False
         self._servers: McpServers | None = None
         self.reports: list[McpReport] = []
 
@@ -150,13 +185,11 @@ class SessionMcp:
                     continue
                 allowed[name] = server
                 drafts[name] = (draft, verdict, approval)
-            # Starting a server runs its command on this machine: each start's intent is durable first.
-            intents = {name: self._record_intent(*drafts[name]) for name in allowed}
             if allowed:
                 self._launching = frozenset(allowed)
                 unsubscribe = self._events.subscribe(self._note_answer)
                 self._launch = asyncio.create_task(
-                    self._start_servers(allowed, intents, unsubscribe), name="mcp-start"
+                    self._start_servers(allowed, drafts, unsubscribe), name="mcp-start"
                 )
             return self.reports[first:]
 
@@ -181,17 +214,31 @@ class SessionMcp:
     async def _start_servers(
         self,
         allowed: dict[str, McpServerSettings],
-        intents: dict[str, IntentRecord],
+        drafts: dict[str, tuple[PreparedActionDraft, Verdict, ApprovalResponse | None]],
         unsubscribe: Callable[[], None],
     ) -> None:
         before = len(self.reports)
+        intents: dict[str, IntentRecord] = {}
         try:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_START_AFTER_REQUEST_S):
                     await self._request_out.wait()
             # The MCP SDK takes about a second to import; in the loop's thread that second would hold up the
             # model request the background start exists not to delay.
-            await asyncio.to_thread(_load_mcp_sdk)
+            await _in_daemon_thread(_load_mcp_sdk)
+            # Starting a server runs its command on this machine: each start's intent is durable first. Written
+            # here, once the model request is out, not before it: the session's first signed record loads the
+            # signing key (and the crypto library), tens of ms the request would otherwise wait for. Until this
+            # point a closing session cancels the start, and nothing was recorded or run.
+            self._spawning = True
+            try:
+                for name in allowed:
+                    intents[name] = self._record_intent(*drafts[name])
+            except AuditError as exc:
+                for name in allowed:
+                    message = f"MCP server {name} was not started: the audit log refused its record ({exc})"
+                    self._report(McpReport(name, "mcp_server_failed", message))
+                return
             await self.servers.start(allowed)
         finally:
             unsubscribe()
@@ -300,8 +347,12 @@ class SessionMcp:
     async def aclose(self) -> None:
         self._request_out.set()
         if self._launch is not None and not self._launch.done():
-            # A start still under way is waited for, not cancelled mid-handshake: its processes are then
-            # known and closed below, and its audit outcomes are written.
+            if not self._spawning:
+                # Nothing run yet (the start still waits for the model's request or the SDK's import): a session
+                # that ends first, as a one-shot run whose model never needed the servers, does not start them.
+                self._launch.cancel()
+            # A start that runs server commands is waited for, not cancelled mid-handshake: its processes are
+            # then known and closed below, and its audit outcomes are written.
             await asyncio.wait([self._launch])
         if self._servers is not None:
             await self._servers.aclose()
