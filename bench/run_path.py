@@ -71,15 +71,17 @@ def _step_in_one_process_ms(server: SSEReplayServer, workspace: Path, env: dict[
     return float(found[-1].split()[1]) / 1000
 
 
-def _first_request_s(server: SSEReplayServer, workspace: Path, env: dict[str, str]) -> float:
+def _first_request_s(server: SSEReplayServer, workspace: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Seconds to the first model request, and to the end of the whole run."""
     server.queue(Reply.synthesized("done"))
     seen = len(server.requests)
     argv = [str(BIN / "seepient"), *_run_arguments(server, workspace), "say done"]
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=workspace, capture_output=True, text=True)
+    total = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"seepient run failed ({done.returncode}): {done.stderr[-800:]}")
-    return server.requests[seen].received_at - start
+    return server.requests[seen].received_at - start, total
 
 
 def _with_mcp_server(env: dict[str, str], root: Path) -> dict[str, str]:
@@ -157,8 +159,10 @@ def main(argv: list[str] | None = None) -> None:
             peak = _peak_child_rss_mib(server, workspace, env, 10)
             mcp_env = _with_mcp_server(env, root)
             _first_request_s(server, workspace, mcp_env)
-            plain_first = [_first_request_s(server, workspace, env) for _ in range(args.runs)]
-            mcp_first = [_first_request_s(server, workspace, mcp_env) for _ in range(args.runs)]
+            plain_runs = [_first_request_s(server, workspace, env) for _ in range(args.runs)]
+            mcp_runs = [_first_request_s(server, workspace, mcp_env) for _ in range(args.runs)]
+            plain_first, plain_total = [r[0] for r in plain_runs], [r[1] for r in plain_runs]
+            mcp_first, mcp_total = [r[0] for r in mcp_runs], [r[1] for r in mcp_runs]
         bare = [_bare_python(env) for _ in range(args.runs)]
         raw_bwrap = [t for t in (_raw_bwrap(workspace) for _ in range(args.runs)) if t is not None]
     one_ms, bare_ms = median_ms(one), median_ms(bare)
@@ -173,6 +177,8 @@ def main(argv: list[str] | None = None) -> None:
         "peak_rss_10_step_mib": peak,
         "first_request_ms": median_ms(plain_first),
         "first_request_with_mcp_ms": median_ms(mcp_first),
+        "one_shot_run_ms": median_ms(plain_total),
+        "one_shot_run_with_mcp_ms": median_ms(mcp_total),
     }
     if args.json:
         print(json.dumps(figures))
@@ -194,6 +200,11 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"first model request, MCP server  median {mcp_ms:8.1f} ms   without        {plain_ms:7.1f} ms   "
         f"ratio {mcp_ms / plain_ms:5.2f}×   goal not delayed: {'met' if met else 'NOT met'}"
+    )
+    whole_ms, whole_mcp_ms = median_ms(plain_total), median_ms(mcp_total)
+    print(
+        f"one-shot run, MCP server, whole  median {whole_mcp_ms:8.1f} ms   without        {whole_ms:7.1f} ms   "
+        f"ratio {whole_mcp_ms / whole_ms:5.2f}×   (informational: servers the model never needed)"
     )
     print(
         f"peak memory of a 10-step run     {peak:8.1f} MiB                                   "
