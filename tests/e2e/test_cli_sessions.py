@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 
 from tests.e2e.conftest import json_events
-from tests.e2e.test_tui_tmux import SEEPIENT, tmux_run  # noqa: F401  (the fixture)
+from tests.e2e.test_tui_tmux import SEEPIENT, exit_status, tmux_run  # noqa: F401  (the fixture)
 
 
 def _sessions(seepient, *args: str) -> list[dict]:
@@ -124,12 +123,7 @@ def test_the_bare_tui_continues_a_run_session(world, seepient, tmux_run):  # noq
     term.expect("answer one")
     term.send("go on", "Enter")
     term.expect("answer two from the tui")
-    term.send("C-c")
-    term.expect("Ctrl+C again to quit")
-    term.send("C-c")
-    deadline = time.monotonic() + 30
-    while not exit_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert exit_file.read_text().strip() == "0"
+    term.quit()
+    assert exit_status(exit_file) == "0"
     (after,) = _sessions(seepient)
     assert after["id"] == stored["id"] and after["turns"] == 2

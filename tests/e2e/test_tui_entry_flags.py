@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 
-from tests.e2e.test_tui_tmux import SEEPIENT, Tmux
+from tests.e2e.test_tui_tmux import SEEPIENT, Tmux, exit_status
 from tests.support.sse_server import Reply, SSEReplayServer
 
 
@@ -20,13 +19,6 @@ def _tui(world, flags: str, *, stderr=None) -> tuple[Tmux, object]:
         f"{shlex.quote(str(SEEPIENT))} {flags}{errors}; echo $? > {shlex.quote(str(exit_file))}; sleep 30"
     )
     return Tmux(f"sh -c {shlex.quote(command)}"), exit_file
-
-
-def _exit_code(exit_file) -> str:
-    deadline = time.monotonic() + 30
-    while not (exit_file.exists() and exit_file.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return exit_file.read_text().strip()
 
 
 def _one_answer(world, server: SSEReplayServer, flags: str, answer: str) -> object:
@@ -68,7 +60,7 @@ def test_a_missing_config_file_is_a_clear_error(world):
     script = world.script([{"text": "never"}])
     term, exit_file = _tui(world, f"--model replay:{script} --config {shlex.quote(str(missing))}", stderr=err)
     try:
-        assert _exit_code(exit_file) == "2"
+        assert exit_status(exit_file) == "2"
     finally:
         term.close()
     assert f"{missing}: no such settings file" in err.read_text()

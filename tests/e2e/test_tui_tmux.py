@@ -38,6 +38,12 @@ class Tmux:
     def send(self, *keys: str) -> None:
         self._tmux("send-keys", "-t", "tui:main", *keys)
 
+    def quit(self) -> None:
+        """Two Ctrl+C, as a person leaves: the first only arms the quit."""
+        self.send("C-c")
+        self.expect("Ctrl+C again to quit")
+        self.send("C-c")
+
     def look_away(self) -> None:
         """Switch to another window, as a person reading something else would: a bell in the TUI's window
         then raises its bell flag."""
@@ -61,6 +67,14 @@ class Tmux:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+def exit_status(exit_file: Path) -> str:
+    """What the shell around the TUI wrote to ``exit_file`` once it ended (waiting up to 30 s for it)."""
+    deadline = time.monotonic() + 30
+    while not (exit_file.exists() and exit_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return exit_file.read_text().strip()
 
 
 @pytest.fixture
@@ -103,15 +117,9 @@ def test_tui_asks_with_the_diff_and_applies_the_answer(world, tmux_run, typed_af
         ]
     )
     exit_file = world.home / "exit-code"
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in world.env.items())
-    command = (
-        f"cd {shlex.quote(str(world.workspace))} && env -i {env} TERM=xterm-256color "
-        f"{shlex.quote(str(SEEPIENT))} --model {shlex.quote(f'replay:{script}')}; "
-        f"echo $? > {shlex.quote(str(exit_file))}; sleep 30"
-    )
     # Tall enough that the approved edit (its diff expanded), the answer line and the final text all stay on
     # screen: the transcript follows new output, and at 32 rows the answer line could scroll away first.
-    term = tmux_run(f"sh -c {shlex.quote(command)}", height=50)
+    term = tmux_run(_tui_command(world, script, exit_file), height=50)
     term.expect(typed_after)
     term.send("simplify total", "Enter")
     screen = term.expect("edit_file wants to")
@@ -125,13 +133,8 @@ def test_tui_asks_with_the_diff_and_applies_the_answer(world, tmux_run, typed_af
     screen = term.expect("Done: total now uses sum.")
     assert "approved once" in screen and "✓ edit_file" in screen
     assert (world.workspace / "calc.py").read_text() == "def total(items):\n    return sum(items)\n"
-    term.send("C-c")
-    term.expect("Ctrl+C again to quit")
-    term.send("C-c")
-    deadline = time.monotonic() + 30
-    while not exit_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert exit_file.read_text().strip() == "0"
+    term.quit()
+    assert exit_status(exit_file) == "0"
     (record,) = [r for r in world.audit_records() if r["action"]["tool"] == "edit_file"]
     assert record["surface"] == "tui"
     assert record["approval"]["decision"] == "approve_once" and record["approval"]["approved_by"] == "user"
@@ -155,10 +158,7 @@ def test_bad_model_fails_before_the_screen_takes_over(world, tmux_run):
         f"2> {shlex.quote(str(err_file))}; echo $? > {shlex.quote(str(exit_file))}; sleep 30"
     )
     tmux_run(f"sh -c {shlex.quote(command)}")
-    deadline = time.monotonic() + 30
-    while not (exit_file.exists() and exit_file.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert exit_file.read_text().strip() == "2"
+    assert exit_status(exit_file) == "2"
     assert "missing.yaml" in err_file.read_text()
 
 

@@ -691,20 +691,21 @@ async def test_a_session_closed_before_its_servers_run_starts_none_and_records_n
     marker = tmp_path / "started"
     audit_log = tmp_path / "seepient-home" / "audit.log"
     _user_settings(tmp_path, {"mcpServers": {"marking": _marking_server(marker, audit_log)}})
-    importing, release = threading.Event(), threading.Event()
+    importing, release, imported = threading.Event(), threading.Event(), threading.Event()
 
     def slow_sdk_import() -> None:  # the SDK's import, as long as a fresh process's
         importing.set()
-        release.wait(30)
+        release.wait(60)
+        imported.set()
 
     monkeypatch.setattr(session_mcp, "_load_mcp_sdk", slow_sdk_import)
     session, _ = make_session([{"text": "hello"}])
     try:
         await session.run("hi")
         assert await asyncio.to_thread(importing.wait, 30), "the background start never began"
-        await asyncio.wait_for(session.aclose(), timeout=10)  # not held up by the import
+        await asyncio.wait_for(session.aclose(), timeout=120)
+        assert not imported.is_set(), "closing did not wait for the import"
     finally:
         release.set()
-    await asyncio.sleep(0.2)
     assert not marker.exists(), "a one-shot session that never needed the server does not start it"
     assert _actions(session, "mcp_server_start") == [], "nothing ran, so nothing is recorded"

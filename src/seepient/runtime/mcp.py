@@ -15,6 +15,7 @@ and says so.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Callable
@@ -58,32 +59,19 @@ if TYPE_CHECKING:
 async def _in_daemon_thread(work: Callable[[], None]) -> None:
     """``work`` in a daemon thread of its own, not the loop's executor: an import abandoned by a closing session
     then holds up neither its exit (the CLI leaves with ``os._exit``) nor the interpreter's shutdown."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
-
-    def _settle(error: BaseException | None) -> None:
-        if done.done():
-            return
-        if error is None:
-            done.set_result(None)
-        else:
-            done.set_exception(error)
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def _run() -> None:
+        done.set_running_or_notify_cancel()  # from here on no one can cancel it, so setting it cannot fail
         try:
             work()
         except BaseException as exc:  # handed to the waiting task, as asyncio.to_thread would
-            _call_soon(loop, _settle, exc)
+            done.set_exception(exc)
         else:
-            _call_soon(loop, _settle, None)
+            done.set_result(None)
 
     threading.Thread(target=_run, name="mcp-sdk-import", daemon=True).start()
-    await done
-
-
-def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: object) -> None:
-    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: no one waits any more
-        loop.call_soon_threadsafe(callback, *args)
+    await asyncio.wrap_future(done)
 
 
 def _load_mcp_sdk() -> None:

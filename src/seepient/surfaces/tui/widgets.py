@@ -45,9 +45,8 @@ class TranscriptView(VerticalScroll):
     finds no row moved, and the rows that moved stayed stale on the terminal: an approved call and its answer
     line went undrawn while the answer after them showed."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - textual's name
-        super().__init__(id=id)
-        self._placed: tuple[float, object] | None = None
+    _placed: tuple[float, object] | None = None
+    """The scroll offset and scrollable size of the last layout, to tell when content moved."""
 
     def on_mount(self) -> None:
         self.screen.screen_layout_refresh_signal.subscribe(self, self._after_layout)
