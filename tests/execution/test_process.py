@@ -5,6 +5,7 @@ event loop watching its pipes and a pidfd, and asyncio's subprocess transports),
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -119,20 +120,28 @@ async def test_a_background_child_left_in_the_group_is_killed(watcher: str, tmp_
     assert _wait_gone(int(pid_file.read_text()))
 
 
-async def test_a_descendant_that_left_the_group_does_not_hold_the_call_past_its_deadline() -> None:
+async def test_a_descendant_that_left_the_group_does_not_hold_the_call_past_its_deadline(
+    tmp_path: Path,
+) -> None:
     # setsid puts the sleeper beyond the group's kill while it keeps the output pipes open: the call ends a
     # bounded drain after its deadline, not when the sleeper does. The pidfd way only, the one every step
     # takes on Linux: the asyncio way gives up its pipe transports unclosed here, which asyncio warns about
     # once the loop is gone.
     assert process._PIDFD_WORKS, "this kernel has no pidfd_open (Linux 5.3 and later have it)"
-    started = time.monotonic()
-    result = await run_process(
-        [sys.executable, "-c", "import subprocess; subprocess.Popen(['sleep', '8'], start_new_session=True)"],
-        env=ENV,
-        timeout_s=0.5,
+    pid_file = tmp_path / "sleeper.pid"
+    code = (
+        "import pathlib, subprocess\n"
+        "sleeper = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+        f"pathlib.Path({str(pid_file)!r}).write_text(str(sleeper.pid))\n"
     )
-    assert result.timed_out
-    assert time.monotonic() - started < 6
+    result = await run_process([sys.executable, "-c", code], env=ENV, timeout_s=0.5)
+    sleeper = int(pid_file.read_text())
+    try:
+        assert result.timed_out
+        os.kill(sleeper, 0)  # raises if it ended: the call returned while the sleeper still held the pipes
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(sleeper, signal.SIGKILL)
 
 
 async def test_inherited_streams_capture_nothing(watcher: str) -> None:
