@@ -16,8 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.conftest import Sandboxed
 from tests.e2e.test_server import Server
-from tests.scheduler.worker_env import free_port
 from tests.support.otlp_receiver import OtlpReceiver
+from tests.support.ports import free_port
 from tests.support.scripts import write_script
 
 pytestmark = pytest.mark.e2e
@@ -43,7 +43,7 @@ def test_metrics_on_their_own_address_and_json_logs_with_trace_ids(
         world=world,
         root=world.workspace,
         database=f"sqlite:///{world.home / 'server.db'}",
-        port=free_port(),
+        port=free_port(besides={metrics_port}),
         args=("--metrics-listen", f"127.0.0.1:{metrics_port}", "--log-format", "json"),
     )
     token = server.token("alice")

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ import pytest
 
 from seepient.store import Store, database_url
 from tests.conftest import BIN
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -44,12 +44,6 @@ def _tool(name: str, why: str) -> str:
 
 
 _PACKAGES = {"node": "nodejs", "tsc": "node-typescript"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -84,7 +78,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Served]:
     }
     database = f"sqlite:///{base / 'server.db'}"
     tokens = asyncio.run(_create_tokens(database, base / "seepient-home", ("alice", "bob", "carol")))
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [str(BIN / "seepient"), "serve", "--port", str(port), "--database", database],
         env=env,

@@ -42,7 +42,7 @@ def traced_deployment(
     deployed = make_deployment(tmp_path_factory.mktemp("traced"))
     config_path = deployed.directory / "scheduler.json"
     config = json.loads(config_path.read_text())
-    config["metricsListen"] = {"host": "127.0.0.1", "port": free_port()}
+    config["metricsListen"] = {"host": "127.0.0.1", "port": free_port(besides={config["listen"]["port"]})}
     config["logFormat"] = "json"
     config_path.write_text(json.dumps(config))
     deployed.start(env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"})

@@ -32,6 +32,7 @@ from seepient.tools.registry import ToolRegistry
 from tests.conftest import BIN
 from tests.runtime.conftest import audit_actions
 from tests.support.approver import ScriptedApprover
+from tests.support.ports import free_port
 
 HELPER = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "helper_server.py"
 TIME = {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}
@@ -375,14 +376,8 @@ async def test_a_project_cannot_change_a_user_server_without_consent(tmp_path, m
 # -- streamable HTTP -------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _start_http_helper(log: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
+    port = free_port()
     with log.open("wb") as output:
         process = subprocess.Popen(
             [sys.executable, str(HELPER), "--http", str(port)], stdout=output, stderr=output

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import time
@@ -35,6 +34,7 @@ from seepient.protocol import (
 from seepient.scheduler.image import DEFAULT_TAG, WORKER_UID, build_worker_image
 from seepient.scheduler.launcher import DISPATCH_LABEL, SCHEDULER_LABEL, scheduler_instance
 from tests.conftest import BIN
+from tests.support.ports import free_port
 
 SECRET_MARKER = "SEEPIENT-WORKER-SECRET-51d2"
 SECRET_ENV = {
@@ -136,12 +136,6 @@ def deployment_fixture(
     deployed.start()
     yield deployed
     deployed.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
