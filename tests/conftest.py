@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# A ``seepient run`` a test starts on a terminal (tmux) would otherwise leave a warm process behind in the test's
+# home (``surfaces/cli/warm_start/``); the warm start's own tests turn it on for themselves.
+os.environ["SEEPIENT_WARM_START"] = "0"
 
 # The shared test doubles' fixtures (the fake provider server, the corpus index), for every test package.
 pytest_plugins = ["tests.support.plugin"]

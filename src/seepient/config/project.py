@@ -278,6 +278,7 @@ class ProjectRuntime(_Strict):
     max_parallel_tools: int | None = Field(default=None, alias="maxParallelTools", ge=1, le=64)
     turn_token_budget: int | None = Field(default=None, alias="turnTokenBudget", ge=1_000)
     turn_timeout_ms: int | None = Field(default=None, alias="turnTimeoutMs", ge=1_000)
+    warm_start: Any = Field(default=None, alias="warmStart")
 
 
 class ProjectContext(_Strict):

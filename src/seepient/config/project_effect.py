@@ -127,6 +127,7 @@ KEYS: dict[str, _Key] = {
     "runtime.maxParallelTools": _limit(16),
     "runtime.turnTokenBudget": _limit(20_000_000),
     "runtime.turnTimeoutMs": _limit(4 * 3_600_000),
+    "runtime.warmStart": _never("which process runs your commands on this machine is your own choice"),
     "context.windowTokens": _limit(1_000_000),
     "context.ruleFileMaxChars": _limit(128_000),
     "context.rulesMaxChars": _limit(256_000),

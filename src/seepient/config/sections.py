@@ -180,6 +180,10 @@ class RuntimeSettings(Section):
     after which a turn stops, so a looping model cannot run forever."""
     turn_timeout_ms: int = Field(default=3_600_000, alias="turnTimeoutMs", ge=1_000)
     """Wall time after which a turn stops, also in the middle of a model's answer."""
+    warm_start: bool = Field(default=True, alias="warmStart")
+    """Whether ``seepient run`` may be served by this user's warm process (``surfaces/cli/warm_start/``). Read
+    from the user's and the managed settings file before anything else loads, so a project's or a
+    ``--config`` file's value has no effect; the managed file's wins."""
 
 
 HOOK_EVENTS = ("preToolUse", "postToolUse", "sessionStart", "stop")

@@ -1,6 +1,7 @@
 """The ``seepient`` console script. ``--version`` answers before any heavy import, so it costs little
-more than starting Python; everything else loads the Typer application, and leaves without the interpreter's
-teardown once the command's work is done."""
+more than starting Python; ``run`` is handed to the warm process when one serves this caller
+(``warm_start/``); everything else loads the Typer application, and leaves without the interpreter's teardown
+once the command's work is done."""
 
 from __future__ import annotations
 
@@ -18,7 +19,18 @@ def main() -> None:
         sys.stdout.write(f"seepient {__version__}\n")
         return
     if sys.argv[1:2] == ["run"]:
+        from seepient.surfaces.cli.warm_start.client import run_in_warm_process
+
+        status = run_in_warm_process()
+        if status is not None:
+            _leave(status)
         _pause_collection()
+    run_command(after_a_cold_run=sys.argv[1:2] == ["run"])
+
+
+def run_command(*, after_a_cold_run: bool = False) -> None:
+    """The command in ``sys.argv``, here (the warm process's runs start here too); with ``after_a_cold_run``,
+    the warm process is started for the next run once this one's work is done. Leaves the process."""
     _refuse_pydantic_plugins()
     # The console script's process is Seepient's own; a program that imports Seepient (the SDK) keeps its
     # choice of async library, and the worker image carries nothing of this.
@@ -27,11 +39,16 @@ def main() -> None:
     keep_trio_out_of_httpcore()
     from seepient.surfaces.cli.app import run_app
 
+    status = 0
     try:
         run_app()
     except SystemExit as exit_:
-        _leave(_exit_status(exit_.code))
-    _leave(0)
+        status = _exit_status(exit_.code)
+    if after_a_cold_run:
+        from seepient.surfaces.cli.warm_start.client import start_warm_process
+
+        start_warm_process()
+    _leave(status)
 
 
 def _refuse_pydantic_plugins() -> None:
