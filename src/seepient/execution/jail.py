@@ -18,6 +18,7 @@ from typing import Literal, TypeVar
 from seepient.execution.control_guard import ControlGuard, Repair, repairs_note
 from seepient.execution.control_watch import ControlWatch
 from seepient.execution.environment import scrubbed_environment
+from seepient.execution.plain_command import plain_words, program_environment
 from seepient.execution.process import run_process
 from seepient.execution.sandbox.bwrap import BwrapSandbox, SandboxStatus, protected_workspace_paths
 from seepient.execution.sandbox.host_view import HostView, host_view
@@ -120,6 +121,24 @@ class Jail:
             hidden=self.hidden,
         )
 
+    def line_argv(self, command_line: str, cwd: Path) -> tuple[list[str], dict[str, str]]:
+        """How the jail runs a command line at ``cwd``: a line of plain words naming a program the jail shows
+        as that program, with the variables bash would have set for it (``plain_command.py``); any other line,
+        and every line with the sandbox off, with ``bash -c``. The argv and the variables to add."""
+        words = plain_words(command_line) if self.sandbox_mode != "off" else None
+        if words is not None:
+            real_cwd = os.path.realpath(cwd)
+            added = program_environment(
+                words[0],
+                search_path=self.env.get("PATH", ""),
+                cwd=real_cwd,
+                env=self.env,
+                shows=self.bwrap.shows(workspace=self.workspace, view=self.view(self.workspace)),
+            )
+            if added is not None:
+                return list(words), added
+        return shell_argv(command_line), {}
+
     def cwd_of(self, cwd: str) -> Path:
         """A command's working directory, relative ones taken from the workspace root."""
         return Path(cwd) if os.path.isabs(cwd) else self.workspace / cwd
@@ -151,9 +170,10 @@ class Jail:
         network: bool,
         egress: EgressProxy | None,
         extra_binds: Sequence[tuple[Path, Path]],
+        extra_env: Mapping[str, str] | None = None,
     ) -> tuple[list[str], dict[str, str]]:
         root = self.workspace
-        env = dict(self.env)
+        env = {**self.env, **(extra_env or {})}
         binds = list(extra_binds)
         if network and egress is not None:
             argv, network = egress.sandbox_argv(argv), False
@@ -180,15 +200,17 @@ class Jail:
         network: bool = False,
         egress: EgressProxy | None = None,
         extra_binds: Sequence[tuple[Path, Path]] = (),
+        extra_env: Mapping[str, str] | None = None,
     ) -> ShellOutcome:
         """Run ``argv`` to its end at ``cwd`` (``command_argv``'s options), capturing its output; with the
-        sandbox off, directly with the scrubbed environment (and the host's network). Raises
-        ``SandboxUnavailable`` when bubblewrap cannot start."""
+        sandbox off, directly with the scrubbed environment (and the host's network). ``extra_env`` is added
+        to the scrubbed environment (``line_argv``'s variables). Raises ``SandboxUnavailable`` when bubblewrap
+        cannot start."""
         if self.sandbox_mode == "off":
             require_directory(cwd)
             result = await run_process(
                 list(argv),
-                env=dict(self.env),
+                env={**self.env, **(extra_env or {})},
                 cwd=cwd,
                 timeout_s=timeout_s,
                 max_output_bytes=self.max_output_bytes,
@@ -202,7 +224,7 @@ class Jail:
         if status is not None:
             _require_available(status)
         full_argv, env = self._jailed_argv(
-            argv, cwd=cwd, network=network, egress=egress, extra_binds=extra_binds
+            argv, cwd=cwd, network=network, egress=egress, extra_binds=extra_binds, extra_env=extra_env
         )
         try:
             result = await run_process(

@@ -108,13 +108,22 @@ class JailedCommands:
     async def _run_shell(self, command: ShellCommand) -> ShellOutcome:
         jail = self._jail
         network = Capability.NETWORK in command.capabilities and jail.sandbox_mode != "off"
+        cwd = jail.cwd_of(command.cwd)
         async with contextlib.AsyncExitStack() as stack:
+            egress = await self._egress(network, stack)
+            if egress is None:
+                argv, added = jail.line_argv(command.command, cwd)
+            else:
+                # The egress forwarder starts the command itself; it is handed a shell, which reports a
+                # missing program as bash does.
+                argv, added = shell_argv(command.command), {}
             return await jail.run(
-                shell_argv(command.command),
-                cwd=jail.cwd_of(command.cwd),
+                argv,
+                cwd=cwd,
                 timeout_s=command.timeout_ms / 1000,
                 network=network,
-                egress=await self._egress(network, stack),
+                egress=egress,
+                extra_env=added,
             )
 
     async def run_worktree(self, command: WorktreeCommand) -> ShellOutcome:

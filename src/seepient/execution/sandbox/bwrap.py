@@ -8,7 +8,7 @@ import contextlib
 import os
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -237,10 +237,7 @@ class BwrapSandbox:
                 raise ValueError(
                     f"the workspace {root} lies inside the sensitive location {path}; refusing to sandbox it"
                 )
-        run_mounts = self._private_run()
-        private = [Path("/tmp"), *([Path("/run")] if run_mounts else [])]
-        shown_binds = [*view.shown, *read_only_binds]
-        hidden_now = self._hidden_now(view, root, shown_binds, private)
+        run_mounts, private, shown_binds, hidden_now = self._layout(view, root, read_only_binds)
         hidden_paths = [path for path, _ in hidden_now]
 
         # Order matters: bubblewrap applies mounts in sequence and a later mount shadows an earlier one.
@@ -274,6 +271,37 @@ class BwrapSandbox:
             out += ["--setenv", name, value]
         out += ["--chdir", str(cwd), "--", *argv]
         return out
+
+    def shows(
+        self, *, workspace: Path, view: HostView, read_only_binds: Sequence[Path] = ()
+    ) -> Callable[[str], bool]:
+        """Whether the jail ``command_argv`` builds from the same arguments shows a path (absolute and
+        normalised, with no link among its folders) as this machine has it. False where unsure (below the private
+        /tmp and /run, the hidden homes and every hidden location, unless the workspace or a folder shown back
+        holds it and no hidden location does)."""
+        root = workspace.resolve()
+        _, private, shown_binds, hidden_now = self._layout(view, root, read_only_binds)
+        hidden = [str(path) for path, _ in hidden_now]
+        bound = [str(root), *map(str, shown_binds)]
+        private_text = [str(path) for path in private]
+
+        def shown(path: str) -> bool:
+            if _text_within(path, hidden):
+                return False
+            if _text_within(path, bound):
+                return True
+            return not _text_within(path, private_text) and view.visible(Path(path))
+
+        return shown
+
+    def _layout(
+        self, view: HostView, root: Path, read_only_binds: Sequence[Path]
+    ) -> tuple[list[str], list[Path], list[Path], tuple[tuple[Path, bool], ...]]:
+        """The private /run's mounts, the private folders, the folders shown back and what must be hidden."""
+        run_mounts = self._private_run()
+        private = [Path("/tmp"), *([Path("/run")] if run_mounts else [])]
+        shown_binds = [*view.shown, *read_only_binds]
+        return run_mounts, private, shown_binds, self._hidden_now(view, root, shown_binds, private)
 
     def _hidden_now(
         self, view: HostView, root: Path, shown_binds: list[Path], private: list[Path]
