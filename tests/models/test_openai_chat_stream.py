@@ -820,3 +820,23 @@ def test_images_and_reasoning_effort_in_the_chat_body():
         }
     ]
     assert body["reasoning_effort"] == "high"
+
+
+async def test_the_body_sent_is_the_request_body_as_utf8_json(sse_server):
+    sse_server.queue(Reply.transcript(TEXT))
+    model = make_model(sse_server)
+    request = ModelRequest(
+        model="gpt-4o",
+        messages=(Message.user('Grüße → 😀 "quoted" \\ back'),),
+        tools=(ToolSpec(name="t", description="d", parameters={"type": "object", "x": float("nan")}),),
+    )
+    await collect(model, request)
+    sent = sse_server.last_request
+    assert sent.headers["content-type"] == "application/json"
+    assert int(sent.headers["content-length"]) == len(sent.body)
+    # As httpx's json= sent it: compact, with the text as UTF-8 rather than \u escapes; a NaN (which JSON
+    # cannot hold) as null.
+    assert "Grüße → 😀".encode() in sent.body and b'": ' not in sent.body
+    expected = model.request_body(request)
+    expected["tools"][0]["function"]["parameters"]["x"] = None
+    assert json.loads(sent.body) == expected

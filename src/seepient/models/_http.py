@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Required, TypedDict
 from urllib.parse import urlsplit
 
-from pydantic_core import from_json
+from pydantic_core import from_json, to_json
 
 from seepient.models._wire import error_body_details
 from seepient.models.base import ModelError
@@ -122,6 +122,14 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
 
 # jiter (pydantic-core's JSON parser) reads a stream chunk about three times faster than the json module.
 _loads = from_json
+
+
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """A request body as compact UTF-8 JSON (what httpx's ``json=`` sends, but with NaN and infinities as null):
+    pydantic-core writes it several times faster than the json module, and every step sends the whole history
+    and the tools' schemas again (~0.4 ms of a 27 kB body)."""
+    return to_json(body, inf_nan_mode="null")
+
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
@@ -301,7 +309,10 @@ class StreamingHTTPModel:
         client = self._client_for_running_loop()
         answered = False
         try:
-            async with client.sse(self._parsed_url(url), method="POST", json=body, headers=headers) as source:
+            content = encode_body(body)
+            headers = {**headers, "Content-Type": "application/json"}
+            sse = client.sse(self._parsed_url(url), method="POST", content=content, headers=headers)
+            async with sse as source:
                 response = source.response
                 answered = True
                 if response.status_code >= 400:
