@@ -394,3 +394,16 @@ async def test_links_planted_in_an_activated_workspace_venv_on_path_show_nothing
     )
     assert code == 0, output
     assert MARKER not in output
+
+
+def test_a_folder_path_names_twice_shows_the_same(tool_home: Path, workspace: Path) -> None:
+    once = f"{tool_home}/.cargo/bin:{tool_home}/.local/bin:/usr/bin:/bin"
+    twice = f"{tool_home}/.cargo/bin:{once}:{tool_home}/.local/bin"
+    views = [
+        host_view(
+            home=tool_home, seepient_home=tool_home / ".seepient", environ={"PATH": path}, workspace=workspace
+        )
+        for path in (once, twice)
+    ]
+    assert views[0].shown == views[1].shown and views[0].hidden == views[1].hidden
+    assert tool_home / ".cargo" in views[1].shown and tool_home / ".rustup" in views[1].shown

@@ -302,12 +302,14 @@ def _mounts(
     homes = _homes(home)
     shown: list[Path] = []
     candidates: list[Path] = []
+    folders: set[Path] = set()
     for entry in environ.get("PATH", "").split(":"):
         if not entry.startswith("/"):
             continue  # a relative PATH entry names a folder of whatever the cwd is; nothing to show back
         folder = _real(Path(entry))
-        if not folder.is_dir():
-            continue
+        if folder in folders or not folder.is_dir():
+            continue  # a folder PATH names twice shows back the same (its links resolved once)
+        folders.add(folder)
         if workspace is not None and _within(folder, _real(workspace)):
             # An activated project virtualenv: the model writes its links, so only its interpreters count.
             candidates += _venv_interpreters(folder, workspace)
@@ -319,7 +321,8 @@ def _mounts(
     if workspace is not None:
         for name in _VENV_FOLDERS:
             candidates += _venv_interpreters(workspace / name / "bin", workspace)
-    for candidate in candidates:
+    # Many links lead into one installation (cargo's proxies all to rustup): each is placed once.
+    for candidate in dict.fromkeys(candidates):
         for path in _installation(candidate, homes):
             if os.path.lexists(path) and path not in shown:
                 shown.append(path)
