@@ -253,18 +253,15 @@ def test_a_command_in_the_jail_cannot_reach_the_warm_process(warm: Warm) -> None
     assert len(warm.served()) == 2  # the runs themselves, and nothing the commands did
 
 
-# A caller that connects and reads the warm process's first word: a refusal comes at once; one it serves is
-# waited on for its request (and sends none here).
+# A caller that connects and reads the warm process's first word: a refusal, or the hello of one it serves.
 _PROBE = """
 import json, socket, struct, sys
 s = socket.socket(socket.AF_UNIX)
-s.settimeout(3)
+s.settimeout(30)
 s.connect(sys.argv[1])
-try:
-    head = s.recv(4)
-    print(json.loads(s.recv(struct.unpack(">I", head)[0])).get("refused", "?"))
-except socket.timeout:
-    print("WAITED-FOR-A-REQUEST")
+head = s.recv(4)
+word = json.loads(s.recv(struct.unpack(">I", head)[0]))
+print("HEARD" if word.get("hello") else word.get("refused", "?"))
 """
 
 
@@ -280,7 +277,7 @@ def _probe(path: Path, *wrapper: str) -> str:
 def test_callers_unlike_the_warm_process_are_refused(warm: Warm) -> None:
     _start(warm)
     path = warm.socket()
-    assert _probe(path) == "WAITED-FOR-A-REQUEST"  # the control: a caller like it is heard
+    assert _probe(path) == "HEARD"  # the control: a caller like it is heard
     for wrapper in (["setpriv", "--no-new-privs"], ["unshare", "--mount"], ["unshare", "--net"]):
         assert "another namespace" in _probe(path, *wrapper), wrapper
     # Another user: the folder keeps them out; opened up here to show the warm process's own check holds too.
@@ -361,3 +358,55 @@ def test_no_warm_process_is_left_behind_without_a_terminal(warm: Warm) -> None:
     assert status == 0
     assert not list(warm.run_folder.glob("*.sock")) if warm.run_folder.exists() else True
     assert json.dumps(warm.listening()) == "[]"
+
+
+def test_a_warm_process_too_slow_to_answer_means_one_cold_run_and_no_second(warm: Warm) -> None:
+    _start(warm)
+    (pid,) = warm.listening()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        warm.server.queue(Reply.synthesized("ran once"))
+        seen = len(warm.server.requests)
+        status, out, _ = warm.finished("once")
+        assert status == 0 and "ran once" in out
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # The caller gave up before it handed anything over; the warm process, going on, serves the next run only.
+    warm.server.queue(Reply.synthesized("warm again"))
+    status, out, _ = warm.finished("again")
+    assert status == 0 and "warm again" in out
+    assert len(warm.served()) == 1
+    assert len(warm.server.requests) == seen + 2
+
+
+_UNSAID = """
+import os, socket, sys
+from seepient.surfaces.cli.warm_start.wire import receive_frame, send_frame
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+receive_frame(s)
+request = {"argv": ["seepient", "run", "-y", "--model", "openai:test", "--base-url", sys.argv[2], "hi"],
+           "environ": dict(os.environ), "umask": 0o022, "limits": {}}
+send_frame(s, request, [0, 1, 2, os.open(".", os.O_RDONLY)])
+print(receive_frame(s)[0])
+s.close()
+"""
+
+
+def test_a_caller_that_never_says_go_gets_no_run(warm: Warm) -> None:
+    _start(warm)
+    warm.server.queue(Reply.synthesized("should not run"))
+    seen = len(warm.server.requests)
+    done = subprocess.run(
+        [sys.executable, "-c", _UNSAID, str(warm.socket()), warm.server.base_url],
+        cwd=warm.workspace,
+        env=warm.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ready" in done.stdout
+    (keeper,) = warm.served()
+    assert _gone(keeper)
+    assert len(warm.server.requests) == seen

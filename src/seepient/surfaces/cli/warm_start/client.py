@@ -1,6 +1,7 @@
 """The console script's side of a warm start: hand this process's terminal, directory, environment and limits to
-the warm process, pass on the signals this process gets, and end as the run ended. Until the warm process
-says the run started, nothing is committed: any failure on the way means the command runs here, cold."""
+the warm process, pass on the signals this process gets, and end as the run ended. The run starts only when
+this side says so: until then any failure, or a warm process too slow to answer, means the command runs
+here, cold, and after it never a second time."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 # stops the run and then this process (a job's stop, as the shell sees it); SIGCONT goes on with both.
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH, signal.SIGUSR1)
 _FORWARDED += (signal.SIGUSR2, signal.SIGCONT, signal.SIGTSTP)
+_HANDSHAKE_SECONDS = 5
 LIMITS = ("RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_NOFILE")
 LIMITS += ("RLIMIT_NPROC", "RLIMIT_STACK", "RLIMIT_MEMLOCK")
 
@@ -40,17 +42,27 @@ def run_in_warm_process(environ: Mapping[str, str] = os.environ) -> int | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
     try:
         try:
+            # A warm process stopped or swamped must not hold the command up: past this, it runs here.
+            sock.settimeout(_HANDSHAKE_SECONDS)
             sock.connect(os.fsencode(path))
+            # Descriptors are sent only to a process that answered: in flight to one that is stopped, they would
+            # keep this process's output open after it ended (a pipeline's reader would wait for it).
+            hello, _ = receive_frame(sock)
+            if "hello" not in hello:
+                return None
             send_frame(sock, _request(environ), descriptors)
             reply, _ = receive_frame(sock)
+            if "ready" not in reply:
+                return None
+            send_frame(sock, {"go": True})
         except (OSError, WireError, EOFError):
+            # Closing without "go" (or with it unsent) leaves the keeper to end without forking the run.
             return None
         finally:
             for fd in descriptors[3:]:
                 os.close(fd)
-        if "started" not in reply:
-            return None
         # From here the run is under way: whatever happens, it must not run a second time here.
+        sock.settimeout(None)
         return _follow(sock)
     finally:
         sock.close()
@@ -133,6 +145,8 @@ def _follow(sock: socket.socket) -> int:
             except (EOFError, WireError, OSError):
                 sys.stderr.write("seepient: the warm process serving this run went away before it ended\n")
                 return 1
+            if "started" in message:
+                continue
             if "exit" in message:
                 return int(message["exit"])
             if "killed" in message:

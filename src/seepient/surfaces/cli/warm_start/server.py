@@ -178,6 +178,7 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lock: int) -> int |
     pid, uid, _ = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
     refusal = _refusal(conn, pid, uid)
     if refusal is None:
+        send_frame(conn, {"hello": True})
         request, descriptors = receive_frame(conn, with_descriptors=True)
         try:
             refusal = _request_refusal(request, descriptors)
@@ -260,11 +261,19 @@ def _request_refusal(request: Mapping[str, Any], descriptors: list[int]) -> str 
 
 
 def _keep(conn: socket.socket, request: Mapping[str, Any], descriptors: list[int]) -> NoReturn:
-    """The keeper: in a session of its own (the warm process's end ends no run), fork the run, then pass the
-    caller's signals to it and send how it ended; if the caller goes away, the run is killed, as a cold run's
-    process would have died with it."""
+    """The keeper: in a session of its own (the warm process's end ends no run), wait for the caller's word,
+    fork the run, then pass the caller's signals to it and send how it ended; if the caller goes away, the run
+    is killed, as a cold run's process would have died with it. A caller that gave up before its word (it then
+    runs the command itself) gets no run here."""
     os.setsid()
     keeper = os.getpid()
+    send_frame(conn, {"ready": True})
+    try:
+        word, _ = receive_frame(conn)
+    except (EOFError, WireError, OSError):
+        os._exit(0)
+    if word.get("go") is not True:
+        os._exit(0)
     run = os.fork()
     if run == 0:
         conn.close()
