@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -22,6 +23,7 @@ import pytest
 
 from tests.conftest import BIN, REPO
 from tests.e2e.conftest import Sandboxed
+from tests.e2e.test_tui_tmux import exit_status, tmux_run  # noqa: F401  (the fixture)
 from tests.support.sse_server import Reply, SSEReplayServer
 
 
@@ -410,3 +412,47 @@ def test_a_caller_that_never_says_go_gets_no_run(warm: Warm) -> None:
     (keeper,) = warm.served()
     assert _gone(keeper)
     assert len(warm.server.requests) == seen
+
+
+def test_the_tui_is_served_warm_and_draws_answers_and_resizes(warm: Warm, world: Sandboxed, tmux_run) -> None:  # noqa: F811
+    script = world.script(
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "n\n"}}]},
+            {"text": "Noted warmly."},
+        ]
+    )
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in warm.env.items())
+    exit_file = world.home / "exit-code"
+
+    def tui() -> str:
+        exit_file.unlink(missing_ok=True)
+        command = (
+            f"cd {shlex.quote(str(world.workspace))} && env -i {env} TERM=xterm-256color "
+            f"{shlex.quote(str(BIN / 'seepient'))} --model {shlex.quote(f'replay:{script}')}; "
+            f"echo $? > {shlex.quote(str(exit_file))}; sleep 30"
+        )
+        return f"sh -c {shlex.quote(command)}"
+
+    cold = tmux_run(tui())  # on a terminal, the cold TUI leaves the warm process behind as it ends
+    cold.expect(f"workspace {world.workspace}")
+    cold.quit()
+    assert exit_status(exit_file) == "0"
+    warm.socket()
+    term = tmux_run(tui())
+    term.expect(f"workspace {world.workspace}")
+    assert len(warm.served()) == 1
+    term.send("-l", "take a note")
+    term.send("Enter")
+    term.expect("notes.txt")  # the approval, drawn from the caller's terminal
+    term.send("y")
+    term.expect("Noted warmly.")
+    assert (world.workspace / "notes.txt").read_text() == "n\n"
+    # A resize reaches the run (SIGWINCH is the caller's, passed on): the footer is drawn anew at the new width.
+    term._tmux("resize-window", "-t", "tui:main", "-x", "60", "-y", "20")
+    deadline = time.monotonic() + 30
+    while max(len(line) for line in term.screen().splitlines() or [""]) > 60:
+        assert time.monotonic() < deadline, term.screen()
+        time.sleep(0.1)
+    term.expect("esc back")
+    term.quit()
+    assert exit_status(exit_file) == "0"

@@ -6,6 +6,7 @@ import pytest
 import typer
 
 from seepient.surfaces.cli import app as cli_app
+from seepient.surfaces.cli import command_words
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ def on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_no_command_on_a_terminal_opens_the_tui(args: list[str]) -> None:
-    assert cli_app._opens_the_tui(args)
+    assert command_words.opens_the_tui(args)
 
 
 @pytest.mark.usefixtures("on_a_terminal")
@@ -35,12 +36,12 @@ def test_no_command_on_a_terminal_opens_the_tui(args: list[str]) -> None:
     [["sessions", "list"], ["--model", "m", "doctor"], ["--help"], ["-c", "--help"], ["stray"], ["serve"]],
 )
 def test_a_command_or_help_registers_the_commands(args: list[str]) -> None:
-    assert not cli_app._opens_the_tui(args)
+    assert not command_words.opens_the_tui(args)
 
 
 def test_off_a_terminal_the_root_prints_the_whole_help(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
-    assert not cli_app._opens_the_tui([])
+    assert not command_words.opens_the_tui([])
 
 
 def test_the_root_options_that_take_a_value_are_all_known() -> None:
@@ -54,4 +55,4 @@ def test_the_root_options_that_take_a_value_are_all_known() -> None:
         for name in param.opts
         if name.startswith("--")
     }
-    assert taking == cli_app.ROOT_VALUE_OPTIONS
+    assert taking == command_words.ROOT_VALUE_OPTIONS

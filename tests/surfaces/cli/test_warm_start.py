@@ -174,7 +174,7 @@ filled = sorted(
     f"{name}.{attr}"
     for name, module in list(sys.modules.items()) if name.startswith("seepient")
     for attr, value in vars(module).items()
-    if hasattr(value, "cache_info") and value.cache_info().currsize and getattr(value, "__module__", name) == name
+    if isinstance(value, functools._lru_cache_wrapper) and value.cache_info().currsize and value.__module__ == name
 )
 print(json.dumps({
     "threads": threading.active_count(),

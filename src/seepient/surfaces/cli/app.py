@@ -14,6 +14,7 @@ import typer
 
 from seepient import __version__
 from seepient.surfaces.cli import exit_codes, options
+from seepient.surfaces.cli.command_words import opens_the_tui
 from seepient.surfaces.cli.failure import fail, workspace_dir
 from seepient.surfaces.cli.options import (
     BaseUrl,
@@ -486,28 +487,6 @@ def _register_commands() -> None:
     audit_cmd.register(audit_app)
 
 
-ROOT_VALUE_OPTIONS = frozenset({"--model", "--workspace", "--mode", "--base-url", "--config", "--resume"})
-"""The root's options that take a value (the next word is that value, not a command)."""
-
-
-def _opens_the_tui(args: list[str]) -> bool:
-    """Whether ``seepient ARGS`` opens the TUI: no command named, no help asked for (it lists the commands),
-    on a terminal (elsewhere the root prints that help)."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return False
-    takes_value = False
-    for arg in args:
-        if takes_value:
-            takes_value = False
-        elif arg == "--help":
-            return False
-        elif arg in ROOT_VALUE_OPTIONS:
-            takes_value = True
-        elif not arg.startswith("-"):
-            return False  # a command's name (or a stray word, which the root refuses either way)
-    return True
-
-
 def run_app() -> None:
     import os
 
@@ -517,7 +496,7 @@ def run_app() -> None:
     # other commands' modules and Typer's conversion of them (~30 ms) are left out; so they are when no
     # command is named on a terminal, which opens the TUI (their modules would load the runtime before its
     # first frame).
-    if os.environ.get(COMPLETE_VAR) or not (sys.argv[1:2] == ["run"] or _opens_the_tui(sys.argv[1:])):
+    if os.environ.get(COMPLETE_VAR) or not (sys.argv[1:2] == ["run"] or opens_the_tui(sys.argv[1:])):
         _register_commands()
     answer_completion_requests()
     app()

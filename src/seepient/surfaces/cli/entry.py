@@ -1,5 +1,5 @@
 """The ``seepient`` console script. ``--version`` answers before any heavy import, so it costs little
-more than starting Python; ``run`` is handed to the warm process when one serves this caller
+more than starting Python; ``run`` and the TUI are handed to the warm process when one serves this caller
 (``warm_start/``); everything else loads the Typer application, and leaves without the interpreter's teardown
 once the command's work is done."""
 
@@ -18,19 +18,23 @@ def main() -> None:
 
         sys.stdout.write(f"seepient {__version__}\n")
         return
-    if sys.argv[1:2] == ["run"]:
+    from seepient.surfaces.cli.command_words import opens_the_tui
+
+    warm = sys.argv[1:2] == ["run"] or opens_the_tui(sys.argv[1:])
+    if warm:
         from seepient.surfaces.cli.warm_start.client import run_in_warm_process
 
         status = run_in_warm_process()
         if status is not None:
             _leave(status)
+    if sys.argv[1:2] == ["run"]:
         _pause_collection()
-    run_command(after_a_cold_run=sys.argv[1:2] == ["run"])
+    run_command(after_a_cold_run=warm)
 
 
 def run_command(*, after_a_cold_run: bool = False) -> None:
     """The command in ``sys.argv``, here (the warm process's runs start here too); with ``after_a_cold_run``,
-    the warm process is started for the next run once this one's work is done. Leaves the process."""
+    the warm process is started for the next ``run`` or TUI once this one's work is done. Leaves the process."""
     _refuse_pydantic_plugins()
     # The console script's process is Seepient's own; a program that imports Seepient (the SDK) keeps its
     # choice of async library, and the worker image carries nothing of this.

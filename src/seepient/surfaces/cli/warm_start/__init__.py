@@ -1,5 +1,5 @@
-"""A warm start for ``seepient run``: a per-user process that has already imported the runtime forks, for each
-run, a child that takes on the calling process's terminal, directory, environment and limits and runs the
+"""A warm start for ``seepient run`` and the TUI: a per-user process that has already imported the runtime forks,
+for each start, a child that takes on the calling process's terminal, directory, environment and limits and runs the
 command there, so a run does not pay ~0.4 s of imports. ``place`` names the socket, ``client`` is the
 console script's side, ``server`` and ``runner`` the warm process's; ``docs/security.md`` says why it is safe.
 

@@ -29,11 +29,11 @@ IDLE_VARIABLE = "SEEPIENT_WARM_IDLE_SECONDS"
 # sun_path holds 108 bytes with its NUL; a longer home gets no warm start rather than a truncated name.
 _MAX_SOCKET_PATH = 100
 
-# Variables read as a process starts: the interpreter's (encodings, locale, hash seed, import path) and Typer's
-# (read as it is imported). A process started under other values is another process, so they are part of the
+# Variables read as a process starts: the interpreter's (encodings, locale, hash seed, import path), and Typer's
+# and Textual's (read as they are imported). A process started under other values is another process, so they are part of the
 # name, and the warm process is given these alone.
-_STARTUP_PREFIXES = ("PYTHON", "LC_", "TYPER_")
-_STARTUP_NAMES = frozenset({"LANG", "LANGUAGE"})
+_STARTUP_PREFIXES = ("PYTHON", "LC_", "TYPER_", "TEXTUAL_")
+_STARTUP_NAMES = frozenset({"LANG", "LANGUAGE", "ESCDELAY"})
 
 # What the kernel says a process is: a run forked by the warm process is what the warm process is, so a caller
 # that differs in any of these (another namespace, a seccomp filter, no_new_privs, dropped capabilities, another

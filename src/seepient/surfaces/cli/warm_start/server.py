@@ -22,11 +22,12 @@ import time
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
+from seepient.surfaces.cli.command_words import names_no_command
 from seepient.surfaces.cli.warm_start import place
 from seepient.surfaces.cli.warm_start.client import LIMITS
 from seepient.surfaces.cli.warm_start.wire import WireError, receive_frame, send_frame
 
-# What ``seepient run`` loads on its way, beyond the application itself: every wire format (a run may talk to
+# What ``seepient run`` and the TUI load on their way, beyond the application itself: every wire format (a run may talk to
 # any provider), the runtime, tools, policy, execution, audit and the session store's recorder, and the libraries
 # they load on first use. Importing is all that happens here: nothing is read from a caller's environment, home
 # or workspace until a run does it for itself (a test holds the preload to that).
@@ -70,6 +71,29 @@ PRELOAD = (
     "ctypes",
     "sqlite3",
     "tree_sitter_bash",
+    "yaml",
+    # The TUI (``seepient`` on a terminal, no command): its screens, the session store it lists and continues
+    # sessions from, textual's terminal driver and layouts.
+    "seepient.surfaces.tui.app",
+    "seepient.surfaces.tui.entry",
+    "seepient.surfaces.tui.approval",
+    "seepient.surfaces.tui.palette",
+    "seepient.surfaces.tui.reports",
+    "seepient.surfaces.tui.sessions",
+    "seepient.surfaces.tui.trust",
+    "seepient.surfaces.tui.yes_no",
+    "seepient.store.repository",
+    "seepient.models.scripted",
+    "seepient.config.project_effect",
+    "seepient.runtime.custom_commands",
+    "sqlalchemy.dialects.sqlite.aiosqlite",
+    "textual.drivers.linux_driver",
+    "textual._xterm_parser",
+    "textual.layouts.factory",
+    "textual.layouts.horizontal",
+    "textual.layouts.stream",
+    "textual.scrollbar",
+    "tty",
 )
 _DEFAULT_IDLE_SECONDS = 900
 _PEERCRED = struct.Struct("3i")
@@ -241,8 +265,10 @@ def _request_refusal(request: Mapping[str, Any], descriptors: list[int]) -> str 
     argv, environ = request.get("argv"), request.get("environ")
     if len(descriptors) != 4:
         return "a request without its four descriptors"
-    if not isinstance(argv, list) or not all(isinstance(word, str) for word in argv) or argv[1:2] != ["run"]:
-        return "a request that is not a run"
+    if not isinstance(argv, list) or not all(isinstance(word, str) for word in argv):
+        return "a request without its words"
+    if argv[1:2] != ["run"] and not names_no_command(argv[1:]):
+        return "a request that is neither a run nor the TUI"
     if not isinstance(environ, dict) or not all(isinstance(v, str) for v in environ.values()):
         return "a request without an environment"
     if not isinstance(request.get("umask"), int):
