@@ -118,8 +118,11 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     # A zombie is a process that ended and awaits its parent.
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _gone(pid: int, within: float = 30) -> bool:
@@ -203,8 +206,17 @@ def _sleeping_run(warm: Warm, marker: str, env: dict[str, str] | None = None) ->
 
 
 def _sleeper(marker: str) -> list[int]:
-    found = subprocess.run(["pgrep", "-f", f"^sleep {marker}$"], capture_output=True, text=True)
-    return [int(p) for p in found.stdout.split()]
+    """The live ``sleep MARKER`` processes (read from /proc: procps is not on every machine)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                words = cmdline.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if words[:2] == [b"sleep", marker.encode()] and _alive(int(entry)):
+            found.append(int(entry))
+    return found
 
 
 def test_an_interrupt_reaches_the_run_as_it_reaches_a_cold_one(warm: Warm) -> None:
