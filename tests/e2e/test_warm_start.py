@@ -24,6 +24,7 @@ import pytest
 from tests.conftest import BIN, REPO
 from tests.e2e.conftest import Sandboxed
 from tests.e2e.test_tui_tmux import exit_status, tmux_run  # noqa: F401  (the fixture)
+from tests.support.processes import process_alive
 from tests.support.sse_server import Reply, SSEReplayServer
 
 
@@ -112,23 +113,10 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is a process that ended and awaits its parent.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _gone(pid: int, within: float = 30) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not process_alive(pid):
             return True
         time.sleep(0.05)
     return False
@@ -214,7 +202,7 @@ def _sleeper(marker: str) -> list[int]:
                 words = cmdline.read().split(b"\0")
         except (OSError, ValueError):
             continue
-        if words[:2] == [b"sleep", marker.encode()] and _alive(int(entry)):
+        if words[:2] == [b"sleep", marker.encode()] and process_alive(int(entry)):
             found.append(int(entry))
     return found
 
@@ -305,7 +293,9 @@ def test_callers_unlike_the_warm_process_are_refused(warm: Warm) -> None:
         os.chmod(path, 0o600)
         for folder in (path.parent.parent, path.parent):
             os.chmod(folder, 0o700)
-    assert warm.served() == []
+    # Only the control got a keeper, which left when the probe did, without a run.
+    (keeper,) = warm.served()
+    assert _gone(keeper)
     assert warm.log().count("refused pid") == 4
 
 
@@ -347,7 +337,7 @@ def test_a_second_warm_process_for_the_same_name_leaves_at_once(warm: Warm) -> N
         timeout=60,
     )
     assert done.returncode == 0
-    assert warm.listening() == [first] and _alive(first)
+    assert warm.listening() == [first] and process_alive(first)
 
 
 def test_a_warm_process_asked_for_another_name_does_not_serve(warm: Warm) -> None:
@@ -468,3 +458,41 @@ def test_the_tui_is_served_warm_and_draws_answers_and_resizes(warm: Warm, world:
     term.expect("esc back")
     term.quit()
     assert exit_status(exit_file) == "0"
+
+
+_ASKS = """
+import json, os, socket, sys
+from seepient.surfaces.cli.warm_start.wire import receive_frame, send_frame
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+receive_frame(s)
+request = {"argv": json.loads(sys.argv[2]), "environ": dict(os.environ), "umask": 0o022, "limits": {}}
+fds = [0, 1, 2, os.open(".", os.O_RDONLY)][: int(sys.argv[3])]
+send_frame(s, request, fds)
+print(json.dumps(receive_frame(s)[0]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "descriptors", "why"),
+    [
+        (["seepient", "serve", "--port", "1"], 4, "neither a run nor the TUI"),
+        (["seepient", "sandbox", "run", "--", "id"], 4, "neither a run nor the TUI"),
+        (["seepient", "--model", "m", "doctor"], 4, "neither a run nor the TUI"),
+        (["seepient", "run", "hi"], 2, "four descriptors"),
+    ],
+)
+def test_the_warm_process_serves_nothing_but_a_run_or_the_tui(warm: Warm, argv, descriptors, why) -> None:
+    _start(warm)
+    done = subprocess.run(
+        [sys.executable, "-c", _ASKS, str(warm.socket()), json.dumps(argv), str(descriptors)],
+        cwd=warm.workspace,
+        env=warm.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert why in json.loads(done.stdout)["refused"]
+    (keeper,) = warm.served()
+    assert _gone(keeper)

@@ -17,6 +17,7 @@ import pytest
 
 from seepient.execution import process
 from seepient.execution.process import run_process
+from tests.support.processes import process_alive
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
@@ -32,23 +33,10 @@ def watcher(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     yield request.param
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers signal 0; it is gone in every way that matters here.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ")[-1][0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def _wait_gone(pid: int) -> bool:
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not process_alive(pid):
             return True
         time.sleep(0.02)
     return False

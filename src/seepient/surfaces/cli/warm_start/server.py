@@ -1,6 +1,6 @@
 """The warm process: load what a ``seepient run`` loads, then, for each caller the kernel says is this process's
-equal (same user, namespaces, credentials, confinement), fork a keeper that forks the run (``runner``), passes
-the caller's signals to it and reports how it ended. It holds no secret (it is started with the interpreter's
+equal (same user, namespaces, credentials, confinement), fork a keeper that takes the caller's request, forks
+the run (``runner``), passes the caller's signals to it and reports how it ended. It holds no secret (it is started with the interpreter's
 startup variables alone), runs nothing of a caller's itself, and leaves when idle or when its socket is gone.
 
 ``python -P -m seepient.surfaces.cli.warm_start.server KEY``, started by ``client.start_warm_process``.
@@ -190,25 +190,18 @@ def _serve(listener: socket.socket, path: str, inode: int, idle: float, lock: in
             keeper = _serve_one(conn, listener, lock)
             if keeper is not None:
                 keepers.add(keeper)
-        except (OSError, WireError, EOFError, ValueError, TypeError, KeyError) as error:
+        except OSError as error:
             _log(f"a caller was not served: {error}")
         finally:
             conn.close()
 
 
 def _serve_one(conn: socket.socket, listener: socket.socket, lock: int) -> int | None:
-    # A caller that connects and says nothing must not hold up the others: this process serves one at a time.
+    """Check the caller and fork its keeper; the keeper takes the request. This process never holds a caller's
+    environment or descriptors, and a slow caller holds up only its own keeper."""
     conn.settimeout(5)
     pid, uid, _ = _PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
     refusal = _refusal(conn, pid, uid)
-    if refusal is None:
-        send_frame(conn, {"hello": True})
-        request, descriptors = receive_frame(conn, with_descriptors=True)
-        try:
-            refusal = _request_refusal(request, descriptors)
-        except BaseException:
-            _close(descriptors)
-            raise
     if refusal is not None:
         _log(f"refused pid {pid}: {refusal}")
         send_frame(conn, {"refused": refusal})
@@ -218,10 +211,9 @@ def _serve_one(conn: socket.socket, listener: socket.socket, lock: int) -> int |
         try:
             listener.close()
             os.close(lock)
-            _keep(conn, request, descriptors)
+            _keep(conn)
         finally:
             os._exit(_KEEPER_FAILED)
-    _close(descriptors)
     _log(f"served pid {pid}, keeper {keeper}")
     return keeper
 
@@ -286,17 +278,30 @@ def _request_refusal(request: Mapping[str, Any], descriptors: list[int]) -> str 
     return None
 
 
-def _keep(conn: socket.socket, request: Mapping[str, Any], descriptors: list[int]) -> NoReturn:
-    """The keeper: in a session of its own (the warm process's end ends no run), wait for the caller's word,
-    fork the run, then pass the caller's signals to it and send how it ended; if the caller goes away, the run
-    is killed, as a cold run's process would have died with it. A caller that gave up before its word (it then
-    runs the command itself) gets no run here."""
+def _keep(conn: socket.socket) -> NoReturn:
+    """The keeper: in a session of its own (the warm process's end ends no run), take the caller's request, wait
+    for its word, fork the run, then pass the caller's signals to it and send how it ended; if the caller goes
+    away, the run is killed, as a cold run's process would have died with it. A caller that gave up before its
+    word (it then runs the command itself) gets no run here."""
     os.setsid()
     keeper = os.getpid()
+    try:
+        send_frame(conn, {"hello": True})
+        request, descriptors = receive_frame(conn, with_descriptors=True)
+    except (EOFError, WireError, OSError, ValueError):
+        os._exit(0)
+    try:
+        refusal = _request_refusal(request, descriptors)
+    except (TypeError, ValueError, AttributeError):
+        refusal = "a request it cannot read"
+    if refusal is not None:
+        _log(f"refused a request: {refusal}")
+        send_frame(conn, {"refused": refusal})
+        os._exit(0)
     send_frame(conn, {"ready": True})
     try:
         word, _ = receive_frame(conn)
-    except (EOFError, WireError, OSError):
+    except (EOFError, WireError, OSError, ValueError):
         os._exit(0)
     if word.get("go") is not True:
         os._exit(0)
