@@ -5,9 +5,9 @@ No I/O happens here and nothing else from seepient is imported.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from seepient._lazy_exports import lazy_exports
+
+TYPE_CHECKING = False  # not ``typing``'s: the warm start's client loads ``protocol.errors`` and no typing
 
 if TYPE_CHECKING:
     from seepient.protocol.actions import (

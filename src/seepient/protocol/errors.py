@@ -8,10 +8,12 @@ clauses still catch them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TypeVar
+TYPE_CHECKING = False  # not ``typing``'s: the warm start's client loads this module and no typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import TypeVar
 
-_T = TypeVar("_T")
+    _T = TypeVar("_T")
 
 
 class SeepientError(Exception):

@@ -7,6 +7,8 @@ import json
 import socket
 import struct
 
+from seepient.protocol.errors import InvalidInputError
+
 TYPE_CHECKING = False  # not ``typing``'s, which the client does not otherwise load
 if TYPE_CHECKING:
     from typing import Any
@@ -18,7 +20,7 @@ MAX_FRAME = 4 << 20
 MAX_DESCRIPTORS = 4
 
 
-class WireError(Exception):
+class WireError(InvalidInputError):
     """The other side sent something that is not a frame, or went away in the middle of one."""
 
 
