@@ -383,39 +383,6 @@ def test_a_warm_process_too_slow_to_answer_means_one_cold_run_and_no_second(warm
     assert len(warm.server.requests) == seen + 2
 
 
-_UNSAID = """
-import os, socket, sys
-from seepient.surfaces.cli.warm_start.wire import receive_frame, send_frame
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-receive_frame(s)
-request = {"argv": ["seepient", "run", "-y", "--model", "openai:test", "--base-url", sys.argv[2], "hi"],
-           "environ": dict(os.environ), "umask": 0o022, "limits": {}}
-send_frame(s, request, [0, 1, 2, os.open(".", os.O_RDONLY)])
-print(receive_frame(s)[0])
-s.close()
-"""
-
-
-def test_a_caller_that_never_says_go_gets_no_run(warm: Warm) -> None:
-    _start(warm)
-    warm.server.queue(Reply.synthesized("should not run"))
-    seen = len(warm.server.requests)
-    done = subprocess.run(
-        [sys.executable, "-c", _UNSAID, str(warm.socket()), warm.server.base_url],
-        cwd=warm.workspace,
-        env=warm.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "ready" in done.stdout
-    (keeper,) = warm.served()
-    assert _gone(keeper)
-    assert len(warm.server.requests) == seen
-
-
 def test_the_tui_is_served_warm_and_draws_answers_and_resizes(warm: Warm, world: Sandboxed, tmux_run) -> None:  # noqa: F811
     script = world.script(
         [
@@ -460,6 +427,7 @@ def test_the_tui_is_served_warm_and_draws_answers_and_resizes(warm: Warm, world:
     assert exit_status(exit_file) == "0"
 
 
+# A caller of its own making: it hands over a request and prints the answer, then leaves without its "go".
 _ASKS = """
 import json, os, socket, sys
 from seepient.surfaces.cli.warm_start.wire import receive_frame, send_frame
@@ -473,6 +441,31 @@ print(json.dumps(receive_frame(s)[0]))
 """
 
 
+def _ask(warm: Warm, argv: list[str], descriptors: int = 4) -> dict[str, object]:
+    """The warm process's answer to a request; its keeper must then leave."""
+    done = subprocess.run(
+        [sys.executable, "-c", _ASKS, str(warm.socket()), json.dumps(argv), str(descriptors)],
+        cwd=warm.workspace,
+        env=warm.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    (keeper,) = warm.served()
+    assert _gone(keeper)
+    return json.loads(done.stdout)
+
+
+def test_a_caller_that_never_says_go_gets_no_run(warm: Warm) -> None:
+    _start(warm)
+    warm.server.queue(Reply.synthesized("should not run"))
+    seen = len(warm.server.requests)
+    argv = ["seepient", "run", "-y", "--model", "openai:test", "--base-url", warm.server.base_url, "hi"]
+    assert _ask(warm, argv) == {"ready": True}
+    assert len(warm.server.requests) == seen
+
+
 @pytest.mark.parametrize(
     ("argv", "descriptors", "why"),
     [
@@ -484,15 +477,4 @@ print(json.dumps(receive_frame(s)[0]))
 )
 def test_the_warm_process_serves_nothing_but_a_run_or_the_tui(warm: Warm, argv, descriptors, why) -> None:
     _start(warm)
-    done = subprocess.run(
-        [sys.executable, "-c", _ASKS, str(warm.socket()), json.dumps(argv), str(descriptors)],
-        cwd=warm.workspace,
-        env=warm.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert why in json.loads(done.stdout)["refused"]
-    (keeper,) = warm.served()
-    assert _gone(keeper)
+    assert why in str(_ask(warm, argv, descriptors)["refused"])
