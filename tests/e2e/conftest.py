@@ -64,6 +64,8 @@ def world(tmp_path: Path) -> Sandboxed:
         "GITHUB_TOKEN": SECRET_MARKER,
         "DB_PASSWORD": SECRET_MARKER,
         "MY_SECRET_THING": SECRET_MARKER,
+        # A TUI a test opens on a terminal would leave a warm process behind; test_warm_start asks for one.
+        "SEEPIENT_WARM_START": "0",
     }
     return Sandboxed(home=home, seepient_home=seepient_home, workspace=workspace, outside=outside, env=env)
 

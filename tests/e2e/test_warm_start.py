@@ -74,11 +74,10 @@ class Warm:
             [*argv, "--workspace", ".", *words],
             cwd=self.workspace,
             env=env or self.env,
-            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            **popen,  # type: ignore[arg-type]
+            **{"stdin": subprocess.DEVNULL, **popen},  # type: ignore[arg-type]
         )
 
     def finished(self, *words: str, **kw: object) -> tuple[int, str, str]:
@@ -478,3 +477,28 @@ def test_a_caller_that_never_says_go_gets_no_run(warm: Warm) -> None:
 def test_the_warm_process_serves_nothing_but_a_run_or_the_tui(warm: Warm, argv, descriptors, why) -> None:
     _start(warm)
     assert why in str(_ask(warm, argv, descriptors)["refused"])
+
+
+def test_a_prompt_on_standard_input_reaches_a_warm_run(warm: Warm) -> None:
+    _start(warm)
+    warm.server.queue(Reply.synthesized("read it"))
+    seen = len(warm.server.requests)
+    proc = warm.run(stdin=subprocess.PIPE)
+    out, err = proc.communicate("the prompt came through a pipe\n", timeout=120)
+    assert proc.returncode == 0, err
+    assert "read it" in out and len(warm.served()) == 1
+    assert "the prompt came through a pipe" in json.dumps(warm.server.requests[seen].json())
+
+
+def test_an_output_closed_early_ends_a_warm_run_as_a_cold_one(warm: Warm) -> None:
+    _start(warm)
+    statuses = []
+    for env in (warm.env, {**warm.env, "SEEPIENT_WARM_START": "0"}):
+        warm.server.queue(Reply.synthesized("word " * 40_000))  # more than a pipe holds
+        proc = warm.run("talk", env=env)
+        assert proc.stdout is not None and proc.stdout.read(1)
+        proc.stdout.close()
+        proc.communicate(timeout=120)
+        statuses.append(proc.returncode)
+    assert len(warm.served()) == 1
+    assert statuses[0] == statuses[1], statuses

@@ -55,7 +55,7 @@ def run_in_warm_process(environ: Mapping[str, str] = os.environ) -> int | None:
             if "ready" not in reply:
                 return None
             send_frame(sock, {"go": True})
-        except (OSError, WireError, EOFError):
+        except (OSError, WireError, EOFError, ValueError):
             # Closing without "go" (or with it unsent) leaves the keeper to end without forking the run.
             return None
         finally:
@@ -142,7 +142,7 @@ def _follow(sock: socket.socket) -> int:
         while True:
             try:
                 message, _ = receive_frame(sock)
-            except (EOFError, WireError, OSError):
+            except (EOFError, WireError, OSError, ValueError):
                 sys.stderr.write("seepient: the warm process serving this run went away before it ended\n")
                 return 1
             if "started" in message:
