@@ -92,6 +92,12 @@ class _Entry:
         return self.ended_at is None
 
 
+def _holds_a_slot(entry: _Entry) -> bool:
+    """Whether a process counts against the limit: until it has exited, not until its pipes are drained (which
+    may take up to ``_SETTLE_AFTER_KILL_S`` more), so a process just killed frees its place at once."""
+    return entry.running and entry.process.returncode is None
+
+
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
@@ -118,7 +124,7 @@ class BackgroundProcesses:
         self._closed = False
 
     def running_count(self) -> int:
-        return sum(1 for entry in self._entries.values() if entry.running)
+        return sum(1 for entry in self._entries.values() if _holds_a_slot(entry))
 
     async def start(
         self,
@@ -139,7 +145,7 @@ class BackgroundProcesses:
             raise BackgroundRefused("the session is closing; no new background process can start")
         if self.running_count() >= self.max_running:
             await cleanup.aclose()
-            running = ", ".join(e.process_id for e in self._entries.values() if e.running)
+            running = ", ".join(e.process_id for e in self._entries.values() if _holds_a_slot(e))
             plural = "es" if self.max_running != 1 else ""
             raise BackgroundRefused(
                 f"the limit of {self.max_running} background process{plural} is reached ({running} running); "
