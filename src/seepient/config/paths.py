@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from seepient._locations import seepient_home
+
 MemoryScope = Literal["user", "project"]
 
 
@@ -30,10 +32,7 @@ class SeepientPaths:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> SeepientPaths:
-        env = os.environ if environ is None else environ
-        raw = env.get("SEEPIENT_HOME")
-        home = Path(raw).expanduser() if raw else Path.home() / ".seepient"
-        return cls(home=home.absolute())
+        return cls(home=Path(seepient_home(os.environ if environ is None else environ)).absolute())
 
     @property
     def user_settings(self) -> Path:

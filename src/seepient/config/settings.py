@@ -23,6 +23,8 @@ from pydantic import (
     field_validator,
 )
 
+from seepient._locations import DEFAULT_MANAGED_SETTINGS as _DEFAULT_MANAGED_TEXT
+from seepient._locations import MANAGED_SETTINGS_ENV, managed_settings
 from seepient.config.paths import SeepientPaths
 from seepient.config.sections import (
     HOOK_EVENTS,
@@ -94,8 +96,7 @@ class PermissionSettings(Section):
         return copy
 
 
-MANAGED_SETTINGS_ENV = "SEEPIENT_MANAGED_SETTINGS"
-DEFAULT_MANAGED_SETTINGS = Path("/etc/seepient/managed-settings.json")
+DEFAULT_MANAGED_SETTINGS = Path(_DEFAULT_MANAGED_TEXT)
 
 RuleSourceKind = Literal["managed", "command-line", "project", "user", "session", "settings"]
 SOURCE_PRECEDENCE: tuple[RuleSourceKind, ...] = ("managed", "command-line", "project", "user", "session")
@@ -106,9 +107,7 @@ _MANAGED_ONLY_KEYS = ("allowManagedRulesOnly", "allow_managed_rules_only", "disa
 
 def managed_settings_path(environ: Mapping[str, str] | None = None) -> Path:
     """The system-wide managed settings file: ``$SEEPIENT_MANAGED_SETTINGS`` or /etc/seepient/managed-settings.json."""
-    env = os.environ if environ is None else environ
-    raw = env.get(MANAGED_SETTINGS_ENV)
-    return Path(raw).expanduser() if raw else DEFAULT_MANAGED_SETTINGS
+    return Path(managed_settings(os.environ if environ is None else environ))
 
 
 @dataclass(frozen=True)

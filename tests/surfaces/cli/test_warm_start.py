@@ -42,6 +42,22 @@ def test_a_warm_start_is_chosen_unless_switched_off(tmp_path: Path) -> None:
     assert place.chosen(env)
 
 
+def test_the_files_are_where_the_settings_loader_finds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One reading of the variables for both (``seepient._locations``): a managed file named with ``~`` is the
+    # same file to the client as to the cold start, which would otherwise honour a "no" the client missed.
+    from seepient.config.paths import SeepientPaths
+    from seepient.config.settings import managed_settings_path
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    env = {"SEEPIENT_MANAGED_SETTINGS": "~/managed.json", "SEEPIENT_HOME": "~/sh"}
+    _settings(tmp_path / "managed.json", False)
+    assert managed_settings_path(env) == tmp_path / "managed.json"
+    assert not place.chosen(env)
+    assert place.private_folder(env, create=True) == str(SeepientPaths.from_env(env).home / "run")
+
+
 def test_a_settings_file_it_cannot_read_means_a_cold_start(tmp_path: Path) -> None:
     # The cold start reports the broken file as it always does; the warm one must not hide it.
     env = {"SEEPIENT_HOME": str(tmp_path), "SEEPIENT_MANAGED_SETTINGS": str(tmp_path / "none.json")}

@@ -10,6 +10,8 @@ import os
 import stat
 import sys
 
+from seepient._locations import managed_settings, seepient_home
+
 try:
     # The interpreter's own SHA-256, without loading OpenSSL (a few ms of every warm start's client).
     from _sha256 import sha256
@@ -48,22 +50,13 @@ def startup_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k.startswith(_STARTUP_PREFIXES) or k in _STARTUP_NAMES}
 
 
-def seepient_home(environ: Mapping[str, str]) -> str:
-    """As ``config.paths.SeepientPaths.from_env`` decides it (that module loads more than the client may)."""
-    raw = environ.get("SEEPIENT_HOME")
-    if raw:
-        return os.path.abspath(os.path.expanduser(raw))
-    return os.path.join(os.path.abspath(environ.get("HOME") or os.path.expanduser("~")), ".seepient")
-
-
 def chosen(environ: Mapping[str, str]) -> bool:
     """Whether a warm start may be used: not switched off by the variable, the managed settings or the user's
     settings (``runtime.warmStart``). A settings file that cannot be read or parsed says no, so the cold start
     that follows reports it as it always would."""
     if environ.get(SWITCH_VARIABLE) == "0" or not sys.platform.startswith("linux"):
         return False
-    managed = environ.get("SEEPIENT_MANAGED_SETTINGS") or "/etc/seepient/managed-settings.json"
-    for path in (managed, os.path.join(seepient_home(environ), "settings.json")):
+    for path in (managed_settings(environ), os.path.join(seepient_home(environ), "settings.json")):
         value = _warm_start_setting(path)
         if value is not None:
             return value
@@ -90,7 +83,7 @@ def private_folder(environ: Mapping[str, str], *, create: bool) -> str | None:
     """``<home>/run``, if it is (or, with ``create``, can be made) a real folder of this user's that nobody else
     can enter; ``None`` otherwise, and the caller starts cold. A symlink, another owner or a wider mode is
     refused rather than repaired: something put it there."""
-    home = seepient_home(environ)
+    home = os.path.abspath(seepient_home(environ))
     folder = os.path.join(home, "run")
     if create:
         try:
