@@ -12,16 +12,12 @@ import socket
 import sys
 
 from seepient.surfaces.cli.warm_start import place
-from seepient.surfaces.cli.warm_start.wire import WireError, receive_frame, send_frame
+from seepient.surfaces.cli.warm_start.wire import FORWARDED_SIGNALS, WireError, receive_frame, send_frame
 
 TYPE_CHECKING = False  # not ``typing``'s, which the client does not otherwise load
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-# What a person or a supervisor sends a command; each reaches the run as it would reach a cold one. SIGTSTP
-# stops the run and then this process (a job's stop, as the shell sees it); SIGCONT goes on with both.
-_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH, signal.SIGUSR1)
-_FORWARDED += (signal.SIGUSR2, signal.SIGCONT, signal.SIGTSTP)
 _HANDSHAKE_SECONDS = 5
 LIMITS = ("RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_NOFILE")
 LIMITS += ("RLIMIT_NPROC", "RLIMIT_STACK", "RLIMIT_MEMLOCK")
@@ -125,8 +121,10 @@ def _request(environ: Mapping[str, str]) -> dict[str, object]:
 
 
 def _follow(sock: socket.socket) -> int:
-    """Pass signals on until the run's status arrives. A run killed by a signal ends this process by the same
-    signal, so a shell or supervisor sees what it would have seen."""
+    """Pass signals on until the run's status arrives, each to reach the run as it would reach a cold one
+    (SIGTSTP stops the run and then this process, a job's stop as the shell sees it; SIGCONT goes on with
+    both). A run killed by a signal ends this process by the same signal, so a shell or supervisor sees what it
+    would have seen."""
 
     def forward(number: int, _frame: object) -> None:
         try:
@@ -136,7 +134,7 @@ def _follow(sock: socket.socket) -> int:
         if number == signal.SIGTSTP:
             os.kill(os.getpid(), signal.SIGSTOP)
 
-    for number in _FORWARDED:
+    for number in FORWARDED_SIGNALS:
         signal.signal(number, forward)
     try:
         while True:
@@ -151,10 +149,13 @@ def _follow(sock: socket.socket) -> int:
                 return int(message["exit"])
             if "killed" in message:
                 number = int(message["killed"])
-                for forwarded in _FORWARDED:
-                    signal.signal(forwarded, signal.SIG_DFL)
+                _default_dispositions()
                 os.kill(os.getpid(), number)
                 return 128 + number
     finally:
-        for number in _FORWARDED:
-            signal.signal(number, signal.SIG_DFL)
+        _default_dispositions()
+
+
+def _default_dispositions() -> None:
+    for number in FORWARDED_SIGNALS:
+        signal.signal(number, signal.SIG_DFL)

@@ -25,7 +25,13 @@ from typing import Any, NoReturn
 from seepient.surfaces.cli.command_words import names_no_command
 from seepient.surfaces.cli.warm_start import place
 from seepient.surfaces.cli.warm_start.client import LIMITS
-from seepient.surfaces.cli.warm_start.wire import WireError, receive_frame, send_frame
+from seepient.surfaces.cli.warm_start.wire import (
+    FORWARDED_SIGNALS,
+    WireError,
+    close_descriptors,
+    receive_frame,
+    send_frame,
+)
 
 # What ``seepient run`` and the TUI load on their way, beyond the application itself: every wire format (a run may talk to
 # any provider), the runtime, tools, policy, execution, audit and the session store's recorder, and the libraries
@@ -311,7 +317,7 @@ def _keep(conn: socket.socket) -> NoReturn:
         from seepient.surfaces.cli.warm_start.runner import become
 
         become(request, descriptors, keeper)
-    _close(descriptors)
+    close_descriptors(descriptors)
     conn.settimeout(None)
     send_frame(conn, {"started": run})
     pidfd = os.pidfd_open(run)
@@ -337,18 +343,11 @@ def _keep(conn: socket.socket) -> NoReturn:
 
 
 def _forward(run: int, number: object) -> None:
-    if not isinstance(number, int) or number not in _FORWARDABLE:
+    if not isinstance(number, int) or number not in FORWARDED_SIGNALS:
         return
     # The run's process group has no parent in its session, so the kernel drops a SIGTSTP sent to it; SIGSTOP
     # is what a stop means there.
     os.kill(run, signal.SIGSTOP if number == signal.SIGTSTP else number)
-
-
-_FORWARDABLE = frozenset(
-    int(s)
-    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH, signal.SIGUSR1)
-    + (signal.SIGUSR2, signal.SIGCONT, signal.SIGTSTP)
-)
 
 
 def _reap(keepers: set[int]) -> None:
@@ -373,11 +372,6 @@ def _idle_seconds(environ: Mapping[str, str]) -> float:
         return max(1.0, float(environ.get(place.IDLE_VARIABLE, _DEFAULT_IDLE_SECONDS)))
     except ValueError:
         return _DEFAULT_IDLE_SECONDS
-
-
-def _close(descriptors: list[int]) -> None:
-    for fd in descriptors:
-        os.close(fd)
 
 
 def _log(text: str) -> None:

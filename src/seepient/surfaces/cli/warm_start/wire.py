@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import struct
 
@@ -18,6 +20,11 @@ _LENGTH = struct.Struct(">I")
 # caller's request and keeps a hostile one from holding memory.
 MAX_FRAME = 4 << 20
 MAX_DESCRIPTORS = 4
+FORWARDED_SIGNALS = frozenset(
+    {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH, signal.SIGUSR1}
+    | {signal.SIGUSR2, signal.SIGCONT, signal.SIGTSTP}
+)
+"""What a person or a supervisor sends a command: the client passes each on, the keeper lets only these through."""
 
 
 class WireError(InvalidInputError):
@@ -41,7 +48,7 @@ def receive_frame(sock: socket.socket, *, with_descriptors: bool = False) -> tup
     if with_descriptors:
         head, descriptors, flags, _ = socket.recv_fds(sock, _LENGTH.size, MAX_DESCRIPTORS)
         if flags & socket.MSG_CTRUNC:
-            _close(descriptors)
+            close_descriptors(descriptors)
             raise WireError("descriptors were cut")
     else:
         head = sock.recv(_LENGTH.size)
@@ -56,7 +63,7 @@ def receive_frame(sock: socket.socket, *, with_descriptors: bool = False) -> tup
         if not isinstance(message, dict):
             raise WireError("a frame that is not an object")
     except (WireError, EOFError, ValueError, OSError):
-        _close(descriptors)
+        close_descriptors(descriptors)
         raise
     return message, descriptors
 
@@ -72,8 +79,6 @@ def _exactly(sock: socket.socket, count: int) -> bytes:
     return b"".join(chunks)
 
 
-def _close(descriptors: list[int]) -> None:
-    import os
-
+def close_descriptors(descriptors: list[int]) -> None:
     for fd in descriptors:
         os.close(fd)
