@@ -3,6 +3,8 @@ start's objects frozen out of its sight) by the time the turn runs; other comman
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -76,3 +78,24 @@ atexit.register(_report)
 def test_no_installed_package_is_asked_to_watch_validation(tmp_path: Path) -> None:
     output, seen = _probe(tmp_path, *_replay_run(tmp_path), probe=_PLUGINS_PROBE)
     assert "done" in output and seen == {"looked_up": False}
+
+
+_LEAVES_WITH_A_THREAD = """
+import sys, threading, time
+from seepient.surfaces.cli import entry
+
+def work():
+    time.sleep(0.3)
+    open(sys.argv[1], "w").write("finished")
+
+threading.Thread(target=work).start()
+entry._leave(3)
+"""
+
+
+def test_leaving_waits_for_a_thread_still_working_and_keeps_the_status(tmp_path: Path) -> None:
+    # As the interpreter's shutdown would (a cold run and a warm-served one leave the same way).
+    marker = tmp_path / "marker"
+    done = subprocess.run([sys.executable, "-c", _LEAVES_WITH_A_THREAD, str(marker)], timeout=60)
+    assert done.returncode == 3
+    assert marker.read_text() == "finished"

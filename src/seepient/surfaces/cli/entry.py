@@ -11,6 +11,10 @@ import os
 import sys
 import threading
 
+TYPE_CHECKING = False  # not ``typing``'s: the warm start's client comes through here and loads no typing
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 
 def main() -> None:
     if sys.argv[1:] in (["--version"], ["-V"]):
@@ -32,7 +36,7 @@ def main() -> None:
     run_command(after_a_cold_run=warm)
 
 
-def run_command(*, after_a_cold_run: bool = False) -> None:
+def run_command(*, after_a_cold_run: bool = False) -> NoReturn:
     """The command in ``sys.argv``, here (the warm process's runs start here too); with ``after_a_cold_run``,
     the warm process is started for the next ``run`` or TUI once this one's work is done. Leaves the process."""
     _refuse_pydantic_plugins()
@@ -87,15 +91,15 @@ def _exit_status(code: object) -> int:
     return 1
 
 
-def _leave(status: int) -> None:
+def _leave(status: int) -> NoReturn:
     """Interpreter shutdown garbage-collects every module a command loaded (about a quarter of a second on a
     plain run). By the time a command returns, its sessions are closed: the store committed, the audit log
-    closed, background shells, MCP servers and language servers reaped. So exit now, after the ``atexit``
-    handlers and a flush of the standard streams; a thread still working (none should be) gets the ordinary
-    shutdown, which waits for it."""
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    if any(t.is_alive() for t in others):
-        sys.exit(status)
+    closed, background shells, MCP servers and language servers reaped. So exit now, after what the shutdown
+    would do first: wait for a thread still working (none should be), run the ``atexit`` handlers and flush
+    the standard streams. A run the warm process forked leaves the same way."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

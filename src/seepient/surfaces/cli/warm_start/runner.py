@@ -8,7 +8,6 @@ import io
 import os
 import signal
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Mapping
@@ -38,10 +37,6 @@ def become(request: Mapping[str, Any], descriptors: list[int], keeper: int) -> N
         from seepient.surfaces.cli.entry import run_command
 
         run_command()
-    except SystemExit as exit_:
-        # The console script leaves this way while a worker thread still runs; the interpreter's shutdown
-        # would wait for it before the status is the process's.
-        _leave_as_the_interpreter_would(exit_.code)
     except KeyboardInterrupt:
         traceback.print_exc()
         _die_by(signal.SIGINT)
@@ -52,25 +47,6 @@ def become(request: Mapping[str, Any], descriptors: list[int], keeper: int) -> N
         finally:
             os._exit(_FAILED)
     os._exit(_FAILED)
-
-
-def _leave_as_the_interpreter_would(code: object) -> NoReturn:
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:
-        sys.stderr.write(f"{code}\n")
-        status = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(status & 0xFF)
 
 
 def _die_by(number: signal.Signals) -> NoReturn:
