@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ import time
 from pathlib import Path
 
 from bench._timing import median_ms
+from bench._warm import listening_pid, served_starts
 from tests.support.sse_server import Reply, SSEReplayServer
 
 BIN = Path(sys.executable).parent
@@ -97,25 +97,6 @@ def _with_mcp_server(env: dict[str, str], root: Path) -> dict[str, str]:
     return {**env, "HOME": str(home)}
 
 
-def _warm_up(server: SSEReplayServer, workspace: Path, env: dict[str, str]) -> list[int]:
-    """A cold run that starts the warm process, and its pid once it listens."""
-    _run_once(server, workspace, env, 1)
-    folder = Path(env["HOME"]) / ".seepient" / "run"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        logs = "".join(p.read_text() for p in folder.glob("*.log")) if folder.exists() else ""
-        found = [int(pid) for pid in re.findall(r"listening, pid (\d+)", logs)]
-        if found and list(folder.glob("*.sock")):
-            return found
-        time.sleep(0.05)
-    raise SystemExit(f"the warm process did not start: {logs}")
-
-
-def _served_runs(env: dict[str, str]) -> int:
-    folder = Path(env["HOME"]) / ".seepient" / "run"
-    return sum(p.read_text().count("served pid") for p in folder.glob("*.log"))
-
-
 def _bare_python(env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
@@ -179,14 +160,15 @@ def main(argv: list[str] | None = None) -> None:
         with SSEReplayServer() as server:
             _run_once(server, workspace, env, 1)  # compiles bytecode and creates the home's stores once
             one = [_run_once(server, workspace, env, 1) for _ in range(args.runs)]
-            warm_pids = _warm_up(server, workspace, warm_env)
-            served = _served_runs(warm_env)
+            _run_once(server, workspace, warm_env, 1)  # a cold run, which starts the warm process as it ends
+            run_folder = home / ".seepient" / "run"
+            warm_pid = listening_pid(run_folder)
+            served = served_starts(run_folder)
             warm = [_run_once(server, workspace, warm_env, 1) for _ in range(args.runs)]
             warm_ten = [_run_once(server, workspace, warm_env, 10) for _ in range(max(3, args.runs // 2))]
-            if _served_runs(warm_env) - served != args.runs + len(warm_ten):
+            if served_starts(run_folder) - served != args.runs + len(warm_ten):
                 raise SystemExit("the warm process did not serve every warm run")
-            for pid in warm_pids:
-                os.kill(pid, signal.SIGTERM)
+            os.kill(warm_pid, signal.SIGTERM)
             ten = [_run_once(server, workspace, env, 10) for _ in range(max(3, args.runs // 2))]
             steps = [_step_in_one_process_ms(server, workspace, env) for _ in range(args.runs)]
             peak = _peak_child_rss_mib(server, workspace, env, 10)

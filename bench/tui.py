@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import fcntl
 import os
-import re
 import select
 import signal
 import struct
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 from bench._timing import median_ms, report
+from bench._warm import listening_pid, served_starts
 
 BIN = Path(sys.executable).parent
 _PROMPT_UP = b"/help for commands"
@@ -100,9 +100,7 @@ def main() -> None:
         try:
             prompt_up = [_on_terminal(tui, warm_env, workspace, _PROMPT_UP) for _ in range(args.runs)]
             session_open = [_on_terminal(tui, warm_env, workspace, _SESSION_OPEN) for _ in range(args.runs)]
-            served = sum(
-                log.read_text().count("served pid") for log in (root / "seepient-home" / "run").glob("*.log")
-            )
+            served = served_starts(root / "seepient-home" / "run")
         finally:
             os.kill(warm_pid, signal.SIGTERM)
         if served != 2 * args.runs:
@@ -120,14 +118,7 @@ def _start_warm_process(tui: list[str], env: dict[str, str], cwd: Path, folder: 
     which leaves before that); the same one serves the TUI. Its pid, once it listens."""
     run = [tui[0], "run", *tui[1:], "hello"]
     subprocess.run(run, env=env, cwd=cwd, check=True, capture_output=True, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        logs = "".join(log.read_text() for log in folder.glob("*.log")) if folder.exists() else ""
-        found = re.findall(r"listening, pid (\d+)", logs)
-        if found and list(folder.glob("*.sock")):
-            return int(found[-1])
-        time.sleep(0.05)
-    raise SystemExit(f"the warm process did not start: {logs}")
+    return listening_pid(folder)
 
 
 if __name__ == "__main__":
