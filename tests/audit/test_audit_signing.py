@@ -300,3 +300,48 @@ def test_a_witness_path_that_is_not_a_witness_is_never_overwritten(signed_log, t
     with pytest.raises(AuditLogError):
         writer.append(make_record(2))
     assert victim.read_text() == "export PATH=$HOME/bin:$PATH\n"
+
+
+# --- loading the key ahead of the first record -------------------------------------------------------------
+
+
+def test_preload_creates_no_key_and_the_first_record_still_makes_one(tmp_path):
+    key = tmp_path / "keys" / "audit.key"
+    signer = CheckpointSigner(key)
+    signer.preload()
+    assert not key.exists() and not key.parent.exists()
+    log = AuditLog(tmp_path / "audit.jsonl", signer=signer)
+    try:
+        log.append(make_record(0))
+    finally:
+        log.close()
+    assert key.is_file() and signer.key_id == CheckpointSigner(key).key_id
+
+
+def test_preload_loads_an_existing_key_so_the_first_record_reads_nothing(tmp_path, monkeypatch):
+    key = tmp_path / "keys" / "audit.key"
+    expected = CheckpointSigner(key).key_id  # makes the pair
+    signer = CheckpointSigner(key)
+    signer.preload()
+    import seepient.audit.signing as signing
+
+    def no_second_read(path):
+        raise AssertionError(f"the key was read again from {path}")
+
+    monkeypatch.setattr(signing, "_load_or_create", no_second_read)
+    assert signer.key_id == expected
+
+
+def test_preload_of_an_unreadable_key_raises_nothing_and_the_first_record_says_why(tmp_path):
+    key = tmp_path / "keys" / "audit.key"
+    assert CheckpointSigner(key).key_id  # makes the pair
+    os.chmod(key, 0o644)  # readable by others: refused as a signing key
+    signer = CheckpointSigner(key)
+    signer.preload()
+    log = AuditLog(tmp_path / "audit.jsonl", signer=signer)
+    try:
+        with pytest.raises(AuditLogError, match="readable by other users"):
+            log.append(make_record(0))
+    finally:
+        log.close()
+    assert not (tmp_path / "audit.jsonl").exists() or (tmp_path / "audit.jsonl").read_bytes() == b""

@@ -9,6 +9,7 @@ session costs nothing until its first record.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import threading
@@ -75,6 +76,18 @@ class CheckpointSigner:
         self._load()
         assert self._key_id is not None
         return self._key_id
+
+    def preload(self) -> None:
+        """Load the key now if it exists (a session about to act signs soon), else only import what reading
+        one needs: making a key stays with the first record, so a session that records nothing creates none.
+        A key that cannot be read is left for the first record to report."""
+        if self._key is not None:
+            return
+        if not os.path.lexists(self.path):
+            _import_key_reading()
+            return
+        with contextlib.suppress(AuditKeyError):
+            self._load()
 
     def sign(self, first_hash: str, seq: int, head_hash: str) -> str:
         """The base64url (unpadded) signature of the checkpoint."""
@@ -203,6 +216,13 @@ def _key_id(public_key: Ed25519PublicKey) -> str:
     from seepient.crypto.ed25519_pem import key_id
 
     return key_id(public_key.public_bytes_raw())
+
+
+def _import_key_reading() -> None:
+    from cryptography.hazmat.primitives import serialization  # noqa: F401
+    from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: F401
+
+    from seepient.crypto import ed25519_pem, files, signing  # noqa: F401
 
 
 def _load_or_create(path: Path) -> Ed25519PrivateKey:

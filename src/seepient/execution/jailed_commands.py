@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from seepient.execution.background import BackgroundProcesses
 from seepient.execution.control_guard import ControlGuard, Repair
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
     from seepient.net.fetch import Resolver
 
 _WATCH_INTERVAL_S = 1.0
+# A control-guard step that took less than this runs the next time on the event loop itself: handing it to a
+# thread and back costs about as much as scanning a small workspace (~0.5 ms a hop here), while a scan this
+# short stalls nothing else the loop serves. A workspace whose scan is slower goes back to a thread.
+_INLINE_GUARD_S = 0.002
+
+_Result = TypeVar("_Result")
 
 
 class JailedCommands:
@@ -63,24 +70,42 @@ class JailedCommands:
         )
         self._control_recovered = False
         self._control_watch: asyncio.Task[None] | None = None
+        # Unknown until one scan has been timed: the first runs in a thread, as a large workspace needs.
+        self._guard_inline = False
 
     # -- the bracket around every command ---------------------------------------------------------------
 
-    async def _begin_command(self) -> list[Repair]:
-        """Snapshot the control files before a command; the first time, repair what a killed session left."""
+    async def _guarded(self, step: Callable[[], _Result]) -> _Result:
+        """Run one control-guard step, on the loop while the workspace's scans stay quick, else in a thread."""
+        if self._guard_inline:
+            return self._timed(step)
+        return await asyncio.to_thread(self._timed, step)
+
+    def _timed(self, step: Callable[[], _Result]) -> _Result:
+        started = time.perf_counter()
+        try:
+            return step()
+        finally:
+            self._guard_inline = time.perf_counter() - started < _INLINE_GUARD_S
+
+    def _recover_and_snapshot(self) -> list[Repair]:
         recovered: list[Repair] = []
         if not self._control_recovered:
             self._control_recovered = True
-            recovered = await asyncio.to_thread(self._control.recover)
-        await asyncio.to_thread(self._control.before_command)
+            recovered = self._control.recover()
+        self._control.before_command()
         return recovered
+
+    async def _begin_command(self) -> list[Repair]:
+        """Snapshot the control files before a command; the first time, repair what a killed session left."""
+        return await self._guarded(self._recover_and_snapshot)
 
     async def _watch_background(self) -> None:
         """While background commands run, look for planted files every second (they write between steps)."""
         while self._background.running_count() > 0:
             await asyncio.sleep(_WATCH_INTERVAL_S)
-            await asyncio.to_thread(self._control.sweep)
-        await asyncio.to_thread(self._control.sweep)
+            await self._guarded(self._control.sweep)
+        await self._guarded(self._control.sweep)
         self._control_watch = None
 
     async def _egress(self, network: bool, stack: contextlib.AsyncExitStack) -> EgressProxy | None:
@@ -102,7 +127,7 @@ class JailedCommands:
         try:
             outcome = await self._run_shell(command)
         finally:
-            repairs = recovered + await asyncio.to_thread(self._control.after_command)
+            repairs = recovered + await self._guarded(self._control.after_command)
         return with_repairs(outcome, repairs)
 
     async def _run_shell(self, command: ShellCommand) -> ShellOutcome:
@@ -132,7 +157,7 @@ class JailedCommands:
         try:
             outcome = await run_worktree_command(command, self._jail)
         finally:
-            repairs = recovered + await asyncio.to_thread(self._control.after_command)
+            repairs = recovered + await self._guarded(self._control.after_command)
         return with_repairs(outcome, repairs)
 
     # -- background -------------------------------------------------------------------------------------
@@ -144,7 +169,7 @@ class JailedCommands:
             started = await self._start_background(command, session_id=session_id)
         finally:
             self._control.report(recovered)
-            await asyncio.to_thread(self._control.after_command)
+            await self._guarded(self._control.after_command)
         if self._control_watch is None:
             self._control_watch = asyncio.create_task(self._watch_background())
         return started
@@ -188,13 +213,13 @@ class JailedCommands:
     async def background_output(self, process_id: str, *, session_id: str) -> BackgroundOutput:
         """New output of a process ``session_id`` started; raises ``BackgroundRefused`` for any other id."""
         output = self._background.output(process_id, session_id=session_id)
-        await asyncio.to_thread(self._control.sweep)
+        await self._guarded(self._control.sweep)
         return with_repairs(output, self._control.take_pending())
 
     async def kill_background(self, process_id: str, *, session_id: str) -> BackgroundOutput:
         """Kill the process group of a process ``session_id`` started; ``BackgroundRefused`` otherwise."""
         output = await self._background.kill(process_id, session_id=session_id)
-        await asyncio.to_thread(self._control.sweep)
+        await self._guarded(self._control.sweep)
         return with_repairs(output, self._control.take_pending())
 
     async def aclose(self) -> None:
@@ -205,4 +230,4 @@ class JailedCommands:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._control_watch
         # The last background process may have written just before it was killed.
-        await asyncio.to_thread(self._control.sweep)
+        await self._guarded(self._control.sweep)

@@ -118,6 +118,12 @@ class LocalExecutor:
         """``argv`` jailed with ``root`` read-only (``Jail.read_only``): how context assembly runs git status."""
         return self.jail.read_only(argv, root)
 
+    def look_ahead(self) -> None:
+        """Work out, now, what the first jailed command would (the jail's view of this machine, which is
+        cached): a session calls this from a thread while its first model request is in flight."""
+        if self.jail.sandbox_mode != "off":
+            self.jail.view(self.workspace)
+
     async def execute(self, action: ApprovedAction) -> Outcome:
         return await run_handler(self, self.HANDLERS, action)
 

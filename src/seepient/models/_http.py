@@ -281,10 +281,15 @@ class StreamingHTTPModel:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             httpx2 = httpx()
+            from seepient.models._direct_transport import DirectTransport
+
+            tls = self._tls()
             self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self.timeout_s, connect=min(self.timeout_s, CONNECT_TIMEOUT_S)),
                 trust_env=self._trust_env,
-                verify=self._tls(),
+                verify=tls,
+                # The connections the client makes itself; a proxy from the environment keeps httpx2's own.
+                transport=DirectTransport(tls=tls or None),
             )
             self._client_loop = loop
         return self._client

@@ -3,7 +3,7 @@ them share: a model's validator is built the first time the model is used, not w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -32,12 +32,15 @@ def loaded_models(base: type[BaseModel] = BaseModel) -> Iterator[type[BaseModel]
                 yield model
 
 
-def build_deferred_models() -> list[str]:
-    """Build, now, every loaded model whose validator is still unbuilt: for a long-lived process (the server)
-    about to take a burst of first uses, which would otherwise build them together. Returns the names of any
-    model that cannot be built yet (a name it refers to is not importable), which stay deferred."""
+def build_deferred_models(modules: Collection[str] | None = None) -> list[str]:
+    """Build, now, every loaded model whose validator is still unbuilt (declared in one of ``modules``, if
+    given): for a long-lived process (the server) about to take a burst of first uses, which would otherwise
+    build them together, or for a session about to take its first action. Returns the names of any model that
+    cannot be built yet (a name it refers to is not importable), which stay deferred."""
     return [
         f"{model.__module__}.{model.__qualname__}"
         for model in list(loaded_models())
-        if not model.__pydantic_complete__ and not model.model_rebuild(raise_errors=False)
+        if (modules is None or model.__module__ in modules)
+        and not model.__pydantic_complete__
+        and not model.model_rebuild(raise_errors=False)
     ]

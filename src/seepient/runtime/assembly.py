@@ -29,8 +29,10 @@ from seepient.net import AddressPolicy, policy_from_settings
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
 from seepient.protocol import ActionExecutor, AgentTask, HostReads, Message, TodoUpdated, new_id
+from seepient.protocol.frozen import build_deferred_models
 from seepient.runtime.edit_diagnostics import EditDiagnostics
 from seepient.runtime.events import EventStream
+from seepient.runtime.first_action import FirstActionWarmup
 from seepient.runtime.hooks import HookRunner
 from seepient.runtime.lineage import ChildLineage, Lineage, RootLineage
 from seepient.runtime.loop import AgentLoop, TurnBudget
@@ -147,6 +149,8 @@ def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionPa
         )
         pipeline = ToolCallPipeline(deps)
         loop = _build_loop(b, models, registry, pipeline, history, context, hooks)
+        deps.first_action = _first_action_warmup(audit, executor, host_reads)
+        deps.first_action.start()
     except BaseException:
         # A session that did not open holds nothing open.
         audit.close()
@@ -279,6 +283,34 @@ def _audit_key_and_witness(
         if resolved.is_relative_to(workspace) and not resolved.is_relative_to(home):
             raise SettingsError(f"{what} {path} is inside the workspace {workspace}; keep it outside")
     return CheckpointSigner(key), witness
+
+
+# The modules whose models a session first uses at its first action (never before): the warm-up builds them
+# while the first model request is in flight. The events and messages the model's answer already needs are not
+# here, so that the main thread and the warm-up never build one model at once.
+_ACTION_MODEL_MODULES = frozenset(
+    {
+        "seepient.protocol.actions",
+        "seepient.protocol.approved",
+        "seepient.protocol.approval",
+        "seepient.protocol.outcomes",
+        "seepient.protocol.paths",
+        "seepient.protocol.verdict",
+        "seepient.audit.record",
+        "seepient.audit.anchor",
+    }
+)
+
+
+def _first_action_warmup(
+    audit: AuditLog, executor: ActionExecutor, host_reads: LocalExecutor
+) -> FirstActionWarmup:
+    tasks: list[Callable[[], object]] = [lambda: build_deferred_models(_ACTION_MODEL_MODULES)]
+    if audit.signer is not None:
+        tasks.append(audit.signer.preload)
+    if executor is host_reads:  # a worker backend runs commands in its own jail, not this machine's
+        tasks.append(host_reads.look_ahead)
+    return FirstActionWarmup(tasks)
 
 
 # -- execution ------------------------------------------------------------------------------------------

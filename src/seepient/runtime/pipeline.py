@@ -53,6 +53,7 @@ from seepient.protocol import (
     Verdict,
 )
 from seepient.runtime.events import EventStream
+from seepient.runtime.first_action import FirstActionWarmup
 from seepient.telemetry import content, log_event, metrics, span
 from seepient.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 from seepient.tools.format import truncate_middle
@@ -92,6 +93,8 @@ class PipelineDeps:
     """The standard-tier model of a purpose's route, for tools that declare a ``model_purpose``."""
     tool_arrival: Callable[[str], Awaitable[None]] | None = None
     """Waits while a tool of that name may still appear (its MCP server is starting in the background)."""
+    first_action: FirstActionWarmup | None = None
+    """The work the session's first action needs, started when it opened: waited for before any call runs."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,9 @@ class ToolCallPipeline:
 
     async def _run(self, call: ToolCall, turn_id: str) -> CallResult:
         d = self._d
+        if d.first_action is not None:
+            # Until it is done, the warm-up builds the validators this call would use: never two at once.
+            await d.first_action.wait()
         tool = d.registry.get(call.name)
         if tool is None and d.tool_arrival is not None:
             await d.tool_arrival(call.name)
