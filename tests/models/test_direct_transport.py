@@ -204,3 +204,14 @@ async def test_a_consumer_that_stops_early_does_not_leave_its_connection_for_the
         await anext(stream)
         await stream.aclose()
         assert _text(await collect(model)) == "answer 2"
+
+
+async def test_a_connection_idle_past_the_keepalive_expiry_is_not_reused(monkeypatch):
+    from seepient.models import _direct_transport
+
+    async with _Server(_answers) as server:
+        model = _model(server)
+        await collect(model)
+        monkeypatch.setattr(_direct_transport, "_KEEPALIVE_EXPIRY_S", 0.0)
+        assert _text(await collect(model)) == "answer 2"
+    assert server.connections == 2

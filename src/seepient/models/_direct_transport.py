@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,6 +16,9 @@ import httpx2
 
 _READ_SIZE = 64 * 1024
 _MAX_IDLE_PER_ORIGIN = 8
+# A connection idle longer than this is closed rather than reused (httpx's default too): a peer or a NAT between
+# may have dropped it without a word, and a request sent on it would wait out the whole read timeout.
+_KEEPALIVE_EXPIRY_S = 5.0
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 _Origin = tuple[str, str, int]
@@ -27,11 +31,16 @@ class _Connection:
         self.reader = reader
         self.writer = writer
         self.h11 = h11.Connection(h11.CLIENT)
+        self.idle_since = 0.0
 
-    def reusable(self) -> bool:
+    def reusable(self, now: float) -> bool:
         # A server that closed an idle connection has fed its end of file by now: such a connection would
         # fail the next request before any answer, so it is dropped rather than tried.
-        return not self.writer.is_closing() and not self.reader.at_eof()
+        return (
+            not self.writer.is_closing()
+            and not self.reader.at_eof()
+            and now - self.idle_since < _KEEPALIVE_EXPIRY_S
+        )
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -101,16 +110,18 @@ class DirectTransport(httpx2.AsyncBaseTransport):
 
     def _take_idle(self, origin: _Origin) -> _Connection | None:
         pool = self._idle.get(origin)
+        now = time.monotonic()
         while pool:
             connection = pool.pop()
-            if connection.reusable():
+            if connection.reusable(now):
                 return connection
             connection.close()
         return None
 
     def _give_back(self, origin: _Origin, connection: _Connection) -> None:
         pool = self._idle.setdefault(origin, [])
-        if len(pool) < _MAX_IDLE_PER_ORIGIN and connection.reusable():
+        connection.idle_since = now = time.monotonic()
+        if len(pool) < _MAX_IDLE_PER_ORIGIN and connection.reusable(now):
             pool.append(connection)
         else:
             connection.close()

@@ -40,6 +40,7 @@ from seepient.runtime.mcp import SessionMcp
 from seepient.runtime.options import SessionOptions
 from seepient.runtime.pipeline import PipelineDeps, ToolCallPipeline
 from seepient.runtime.subagent import ChildOpener, ChildSession, SubagentLauncher
+from seepient.shell import analyse_command
 from seepient.tools.builtin.agent import AgentTool
 from seepient.tools.registry import ToolRegistry, builtin_tools
 
@@ -149,7 +150,7 @@ def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionPa
         )
         pipeline = ToolCallPipeline(deps)
         loop = _build_loop(b, models, registry, pipeline, history, context, hooks)
-        deps.first_action = _first_action_warmup(audit, executor, host_reads)
+        deps.first_action = _first_action_warmup(workspace, audit, executor, host_reads)
         deps.first_action.start()
     except BaseException:
         # A session that did not open holds nothing open.
@@ -303,9 +304,13 @@ _ACTION_MODEL_MODULES = frozenset(
 
 
 def _first_action_warmup(
-    audit: AuditLog, executor: ActionExecutor, host_reads: LocalExecutor
+    workspace: Path, audit: AuditLog, executor: ActionExecutor, host_reads: LocalExecutor
 ) -> FirstActionWarmup:
-    tasks: list[Callable[[], object]] = [lambda: build_deferred_models(_ACTION_MODEL_MODULES)]
+    tasks: list[Callable[[], object]] = [
+        lambda: build_deferred_models(_ACTION_MODEL_MODULES),
+        # The analyser's tables and its parser are made at their first use; a command line makes them now.
+        lambda: analyse_command("true", workspace=workspace),
+    ]
     if audit.signer is not None:
         tasks.append(audit.signer.preload)
     if executor is host_reads:  # a worker backend runs commands in its own jail, not this machine's
