@@ -157,6 +157,26 @@ async def test_a_credential_reached_through_a_symbolic_link_is_hidden_where_it_r
     assert MARKER not in output and "cargolike runs" in output
 
 
+async def test_a_credential_created_on_the_host_between_two_commands_is_hidden_from_the_second(
+    workspace: Path, tool_home: Path, outside_dir: Path
+) -> None:
+    """The installations a view found are reused for a run of steps; which credentials exist is not. A token
+    written on the host right after one command (``cargo login``, ``gh auth login`` in another terminal), and a
+    linked one whose target is swapped, are hidden from the very next command: inside the reuse window."""
+    executor = _executor(workspace, tool_home)
+    (tool_home / ".cargo" / "credentials.toml").unlink()
+    code, _ = await _run(executor, "true")
+    assert code == 0
+    (tool_home / ".cargo" / "credentials.toml").write_text(f"{MARKER} fresh\n")
+    shutil.rmtree(tool_home / ".config" / "gh")
+    vault = outside_dir / "new-vault"
+    vault.mkdir()
+    (vault / "hosts.yml").write_text(f"{MARKER} linked\n")
+    (tool_home / ".config" / "gh").symlink_to(vault)
+    code, output = await _run(executor, f"cat ~/.cargo/credentials.toml {vault}/hosts.yml; cargolike")
+    assert MARKER not in output and "cargolike runs" in output
+
+
 async def test_the_workspace_in_a_home_is_visible_and_the_rest_is_not(tool_home: Path) -> None:
     workspace = tool_home / "projects" / "app"
     workspace.mkdir(parents=True)

@@ -36,8 +36,9 @@ from seepient.config.sensitive_paths import ETC_SECRETS, HOME_CREDENTIALS, HOST_
 from seepient.execution.host_programs import host_program
 
 _CACHE_SECONDS = 2.0
-"""How long one view is reused: long enough that a run of shell steps shares it, short enough that a credential
-file created on the host meanwhile (``cargo login``) is hidden by the next command."""
+"""How long the installations found for a view are reused (a run of shell steps shares them), and with them the
+list of sensitive locations to look for: a new account's home or a new file matching a pattern of
+``ETC_SECRETS`` waits this long to be seen. Whether each listed location exists is asked for every view."""
 
 _GENERAL_FOLDERS = frozenset({".local", ".config", ".cache"})
 """Dot-folders that hold many programs' files (and some secrets): only the ``PATH`` entry inside is shown."""
@@ -253,14 +254,17 @@ def _sensitive_candidates(
     return paths
 
 
-def _existing(paths: Iterable[Path]) -> tuple[tuple[Path, bool], ...]:
+def _existing(paths: Iterable[str]) -> tuple[tuple[Path, bool], ...]:
     found: dict[Path, bool] = {}
+    lstat = os.lstat
     for candidate in paths:
-        if not os.path.lexists(candidate):
+        try:
+            lstat(candidate)
+        except (OSError, ValueError):
             # Nothing is there, so nothing is at its real location either (most candidates): no realpath.
             continue
         # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are.
-        path = _real(candidate)
+        path = _real(Path(candidate))
         if path == Path("/") or not os.path.lexists(path):
             continue
         found[path] = path.is_dir()
@@ -271,6 +275,18 @@ def _existing(paths: Iterable[Path]) -> tuple[tuple[Path, bool], ...]:
     )
 
 
+@dataclass(frozen=True)
+class _Installations:
+    """The part of a view that takes work to find and changes only with the installations and the account (what
+    is hidden and shown back, the git identity), and the sensitive locations to look for: reused for a couple of
+    seconds. Which of those locations exist is looked up again for every view."""
+
+    homes: tuple[Path, ...]
+    shown: tuple[Path, ...]
+    candidates: tuple[str, ...]
+    env: Mapping[str, str]
+
+
 def _build(
     home: Path,
     seepient_home: Path,
@@ -278,27 +294,23 @@ def _build(
     workspace: Path | None,
     readable: Sequence[Path],
     extra_hidden: Sequence[Path],
-) -> HostView:
+) -> _Installations:
     identity = _start_git_identity(_real(home))
     try:
-        homes, shown, hidden = _mounts(home, seepient_home, environ, workspace, readable, extra_hidden)
+        homes, shown = _mounts(home, environ, workspace, readable)
+        candidates = _sensitive_candidates(home, seepient_home, environ, extra_hidden)
     except BaseException:
         if identity is not None:
             identity.kill()
             identity.communicate()
         raise
-    return HostView(hidden_homes=tuple(homes), shown=tuple(shown), hidden=hidden, env=_git_identity(identity))
+    return _Installations(tuple(homes), tuple(shown), tuple(map(str, candidates)), _git_identity(identity))
 
 
 def _mounts(
-    home: Path,
-    seepient_home: Path,
-    environ: Mapping[str, str],
-    workspace: Path | None,
-    readable: Sequence[Path],
-    extra_hidden: Sequence[Path],
-) -> tuple[list[Path], list[Path], tuple[tuple[Path, bool], ...]]:
-    """The homes to hide, the folders shown back in them (outer first) and the sensitive locations hidden."""
+    home: Path, environ: Mapping[str, str], workspace: Path | None, readable: Sequence[Path]
+) -> tuple[list[Path], list[Path]]:
+    """The homes to hide and the folders shown back in them (outer first)."""
     homes = _homes(home)
     shown: list[Path] = []
     candidates: list[Path] = []
@@ -332,10 +344,20 @@ def _mounts(
             shown.append(real)
     # Outer folders first: bubblewrap applies mounts in order, and a later bind inside an earlier one is kept.
     shown.sort(key=lambda p: len(p.parts))
-    return homes, shown, _existing(_sensitive_candidates(home, seepient_home, environ, extra_hidden))
+    return homes, shown
 
 
-_cache: dict[tuple[object, ...], tuple[float, HostView]] = {}
+class _Cached:
+    """One key's installations, when they were found, and the last view made from them (kept while what exists
+    stays the same, so a run of steps shares one view object and the sandbox's memo of it)."""
+
+    def __init__(self, found_at: float, installations: _Installations) -> None:
+        self.found_at = found_at
+        self.installations = installations
+        self.last_view: HostView | None = None
+
+
+_cache: dict[tuple[object, ...], _Cached] = {}
 _cache_lock = threading.Lock()
 
 
@@ -348,7 +370,10 @@ def host_view(
     readable: Sequence[Path] = (),
     hidden: Sequence[Path] = (),
 ) -> HostView:
-    """The view for one home and environment (reused for a couple of seconds: a run of steps shares it)."""
+    """The view for one home and environment. The installations are reused for a couple of seconds (a run of
+    steps shares them); which sensitive locations exist is looked up every time, so a credential created on the
+    host a moment ago (``gh auth login`` in another terminal, Seepient's own audit key at its first record) is
+    hidden from the very next command."""
     watched = tuple(
         environ.get(name, "")
         for name in ("PATH", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DOCKER_HOST", "XDG_RUNTIME_DIR")
@@ -364,11 +389,17 @@ def host_view(
     now = time.monotonic()
     with _cache_lock:
         cached = _cache.get(key)
-        if cached is not None and now - cached[0] < _CACHE_SECONDS:
-            return cached[1]
-    view = _build(home, seepient_home, environ, workspace, readable, hidden)
-    with _cache_lock:
-        if len(_cache) > 64:
-            _cache.clear()
-        _cache[key] = (now, view)
+    if cached is None or now - cached.found_at >= _CACHE_SECONDS:
+        cached = _Cached(now, _build(home, seepient_home, environ, workspace, readable, hidden))
+        with _cache_lock:
+            if len(_cache) > 64:
+                _cache.clear()
+            _cache[key] = cached
+    found = cached.installations
+    existing = _existing(found.candidates)
+    last = cached.last_view
+    if last is not None and last.hidden == existing:
+        return last
+    view = HostView(hidden_homes=found.homes, shown=found.shown, hidden=existing, env=found.env)
+    cached.last_view = view
     return view
