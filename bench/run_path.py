@@ -6,7 +6,9 @@
   process; the bench has none, so it asks for one with ``SEEPIENT_WARM_START=1``;
 - the cost of one sandboxed shell step: (10-step run - 1-step run) / 9, against raw ``bwrap ... true``; both
   runs in one fresh interpreter (``_step_driver.py``), since process start and exit cancel out of the difference
-  and their noise would bury it (the JSON also has the figure from separate processes);
+  and their noise would bury it (the JSON also has the figure from separate processes); beside it, informational,
+  ``true`` under the jail's own bubblewrap command line, to tell the jail's layout of this machine (its hidden
+  homes, tools shown back, hidden secrets) from the rest of a step;
 - the peak memory of a 10-step run;
 - the time to the first model request with an MCP server configured, against the same run without one (the
   servers start in the background, so the request should not wait for them).
@@ -125,6 +127,25 @@ def _raw_bwrap(workspace: Path) -> float | None:
     return time.perf_counter() - start
 
 
+def _jail_argv(workspace: Path, env: dict[str, str]) -> list[str] | None:
+    """The bubblewrap command line Seepient's jail runs ``true`` with here (its layout of this machine)."""
+    import asyncio
+
+    from seepient.execution.jail import Jail
+
+    if not os.path.exists("/usr/bin/bwrap"):
+        return None
+    jail = Jail.build(workspace, seepient_home=Path(env["HOME"]) / ".seepient", environ=env)
+    argv, _ = asyncio.run(jail.command_argv(["true"]))
+    return argv
+
+
+def _jail_true(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, env={})
+    return time.perf_counter() - start
+
+
 def _peak_child_rss_mib(server: SSEReplayServer, workspace: Path, env: dict[str, str], steps: int) -> float:
     """ru_maxrss (KiB on Linux) of the children is a high-water mark over all of them, so it is read in a fresh
     process that runs only this one."""
@@ -180,6 +201,8 @@ def main(argv: list[str] | None = None) -> None:
             mcp_first, mcp_total = [r[0] for r in mcp_runs], [r[1] for r in mcp_runs]
         bare = [_bare_python(env) for _ in range(args.runs)]
         raw_bwrap = [t for t in (_raw_bwrap(workspace) for _ in range(args.runs)) if t is not None]
+        jail_argv = _jail_argv(workspace, env)
+        jail_true = [_jail_true(jail_argv) for _ in range(args.runs)] if jail_argv else []
     one_ms, bare_ms, warm_ms = median_ms(one), median_ms(bare), median_ms(warm)
     step_ms = median_ms(steps)
     figures: dict[str, float | None] = {
@@ -192,6 +215,7 @@ def main(argv: list[str] | None = None) -> None:
         "shell_step_across_processes_ms": (median_ms(ten) - one_ms) / 9,
         "shell_step_warm_ms": (median_ms(warm_ten) - warm_ms) / 9,
         "bwrap_true_ms": median_ms(raw_bwrap) if raw_bwrap else None,
+        "jail_true_ms": median_ms(jail_true) if jail_true else None,
         "peak_rss_10_step_mib": peak,
         "first_request_ms": median_ms(plain_first),
         "first_request_with_mcp_ms": median_ms(mcp_first),
@@ -216,6 +240,12 @@ def main(argv: list[str] | None = None) -> None:
             f"sandboxed shell step (10-1)/9    median {step_ms:8.1f} ms   bwrap true     {raw_ms:7.1f} ms   "
             f"ratio {step_ms / raw_ms:5.1f}×   goal ≤ 20 ms and ≤ 2×: {'met' if met else 'NOT met'}"
         )
+        if jail_true:
+            jail_ms = median_ms(jail_true)
+            print(
+                f"  bwrap true in Seepient's jail   median {jail_ms:8.1f} ms   bwrap true     {raw_ms:7.1f} ms   "
+                f"ratio {jail_ms / raw_ms:5.1f}×   (informational: the jail's layout of this machine, per step)"
+            )
         warm_step = (median_ms(warm_ten) - warm_ms) / 9
         print(
             f"  the same, warm runs (10-1)/9   median {warm_step:8.1f} ms   bwrap true     {raw_ms:7.1f} ms   "

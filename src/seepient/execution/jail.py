@@ -121,10 +121,13 @@ class Jail:
             hidden=self.hidden,
         )
 
-    def line_argv(self, command_line: str, cwd: Path) -> tuple[list[str], dict[str, str]]:
+    def line_argv(
+        self, command_line: str, cwd: Path, *, view: HostView | None = None
+    ) -> tuple[list[str], dict[str, str]]:
         """How the jail runs a command line at ``cwd``: a line of plain words naming a program the jail shows
         as that program, with the variables bash would have set for it (``plain_command.py``); any other line,
-        and every line with the sandbox off, with ``bash -c``. The argv and the variables to add."""
+        and every line with the sandbox off, with ``bash -c``. The argv and the variables to add. ``view`` is
+        the workspace's view the command will run with (looked up when not given)."""
         words = plain_words(command_line) if self.sandbox_mode != "off" else None
         if words is not None:
             real_cwd = os.path.realpath(cwd)
@@ -133,7 +136,7 @@ class Jail:
                 search_path=self.env.get("PATH", ""),
                 cwd=real_cwd,
                 env=self.env,
-                shows=self.bwrap.shows(workspace=self.workspace, view=self.view(self.workspace)),
+                shows=self.bwrap.shows(workspace=self.workspace, view=view or self.view(self.workspace)),
             )
             if added is not None:
                 return list(words), added
@@ -171,6 +174,7 @@ class Jail:
         egress: EgressProxy | None,
         extra_binds: Sequence[tuple[Path, Path]],
         extra_env: Mapping[str, str] | None = None,
+        view: HostView | None = None,
     ) -> tuple[list[str], dict[str, str]]:
         root = self.workspace
         env = {**self.env, **(extra_env or {})}
@@ -184,7 +188,7 @@ class Jail:
             workspace=root,
             cwd=(cwd or root).resolve(),
             network=network,
-            view=self.view(root),
+            view=view or self.view(root),
             read_only_inside=protected_workspace_paths(root),
             env=env,
             extra_binds=binds,
@@ -201,11 +205,12 @@ class Jail:
         egress: EgressProxy | None = None,
         extra_binds: Sequence[tuple[Path, Path]] = (),
         extra_env: Mapping[str, str] | None = None,
+        view: HostView | None = None,
     ) -> ShellOutcome:
         """Run ``argv`` to its end at ``cwd`` (``command_argv``'s options), capturing its output; with the
         sandbox off, directly with the scrubbed environment (and the host's network). ``extra_env`` is added
-        to the scrubbed environment (``line_argv``'s variables). Raises ``SandboxUnavailable`` when bubblewrap
-        cannot start."""
+        to the scrubbed environment (``line_argv``'s variables); ``view`` is the one ``line_argv`` was given.
+        Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
         if self.sandbox_mode == "off":
             require_directory(cwd)
             result = await run_process(
@@ -224,7 +229,13 @@ class Jail:
         if status is not None:
             _require_available(status)
         full_argv, env = self._jailed_argv(
-            argv, cwd=cwd, network=network, egress=egress, extra_binds=extra_binds, extra_env=extra_env
+            argv,
+            cwd=cwd,
+            network=network,
+            egress=egress,
+            extra_binds=extra_binds,
+            extra_env=extra_env,
+            view=view,
         )
         try:
             result = await run_process(

@@ -136,8 +136,10 @@ class JailedCommands:
         cwd = jail.cwd_of(command.cwd)
         async with contextlib.AsyncExitStack() as stack:
             egress = await self._egress(network, stack)
+            # One look at the host for both questions: what the jail shows (for a plain line) and its mounts.
+            view = jail.view(jail.workspace) if jail.sandbox_mode != "off" else None
             if egress is None:
-                argv, added = jail.line_argv(command.command, cwd)
+                argv, added = jail.line_argv(command.command, cwd, view=view)
             else:
                 # The egress forwarder starts the command itself; it is handed a shell, which reports a
                 # missing program as bash does.
@@ -149,6 +151,7 @@ class JailedCommands:
                 network=network,
                 egress=egress,
                 extra_env=added,
+                view=view,
             )
 
     async def run_worktree(self, command: WorktreeCommand) -> ShellOutcome:
