@@ -20,6 +20,7 @@ _MAX_IDLE_PER_ORIGIN = 8
 # may have dropped it without a word, and a request sent on it would wait out the whole read timeout.
 _KEEPALIVE_EXPIRY_S = 5.0
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_HAPPY_EYEBALLS_DELAY_S = 0.25
 
 _Origin = tuple[str, str, int]
 
@@ -134,7 +135,14 @@ class DirectTransport(httpx2.AsyncBaseTransport):
         try:
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(
-                    host, port, ssl=tls, server_hostname=host if tls is not None else None, limit=_READ_SIZE
+                    host,
+                    port,
+                    ssl=tls,
+                    server_hostname=host if tls is not None else None,
+                    limit=_READ_SIZE,
+                    # RFC 8305: a host with a broken IPv6 route is reached over IPv4 a quarter second later,
+                    # not after the whole connect timeout (httpx2's own pool races addresses too).
+                    happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY_S,
                 )
         except BaseException as exc:
             raise _mapped(exc, request, "connect") from exc
