@@ -215,3 +215,20 @@ async def test_a_connection_idle_past_the_keepalive_expiry_is_not_reused(monkeyp
         monkeypatch.setattr(_direct_transport, "_KEEPALIVE_EXPIRY_S", 0.0)
         assert _text(await collect(model)) == "answer 2"
     assert server.connections == 2
+
+
+async def test_a_large_answer_head_is_read_and_an_endless_one_refused():
+    async def big_headers(_reader, writer, number):
+        size = 40_000 if number == 1 else 200_000
+        writer.write(
+            _HEAD[:-2] + b"x-padding: " + b"a" * size + b"\r\n\r\n" + _chunked(_events(f"answer {number}"))
+        )
+        await writer.drain()
+        return True
+
+    async with _Server(big_headers) as server:
+        model = _model(server)
+        assert _text(await collect(model)) == "answer 1"
+        with pytest.raises(ModelError) as caught:
+            await collect(model)
+    assert "before it answered" in str(caught.value)

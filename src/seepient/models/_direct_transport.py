@@ -21,6 +21,9 @@ _MAX_IDLE_PER_ORIGIN = 8
 _KEEPALIVE_EXPIRY_S = 5.0
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _HAPPY_EYEBALLS_DELAY_S = 0.25
+# How large an answer's head may grow (h11's default is 16 KiB; a provider behind a CDN can send more), as
+# httpx2's own connections allow.
+_MAX_HEAD_BYTES = 100 * 1024
 
 _Origin = tuple[str, str, int]
 
@@ -31,7 +34,7 @@ class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
-        self.h11 = h11.Connection(h11.CLIENT)
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD_BYTES)
         self.idle_since = 0.0
 
     def reusable(self, now: float) -> bool:
