@@ -62,8 +62,10 @@ async def _create_tokens(database: str, home: Path, principals: tuple[str, ...])
         await store.aclose()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Served]:
+    # One server a transport: the suite's own requests draw on one token's rate (a burst of 60, 20 a second),
+    # and the two suites back to back on a fast machine emptied it (a RateLimitError in the second one's tests).
     _tool("node", "the TypeScript client's tests")
     base = tmp_path_factory.mktemp("ts-sdk")
     root, outside, home = base / "root", base / "outside", base / "home"
