@@ -64,6 +64,7 @@ def test_the_schedulers_spans_continue_the_turns_trace(
         "LANG": "C.UTF-8",
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
     }
+    dispatches_before = sum(1 for s in receiver.spans() if s.name == "seepient.scheduler.dispatch")
     proc = subprocess.run(
         [
             str(BIN / "seepient"),
@@ -77,7 +78,9 @@ def test_the_schedulers_spans_continue_the_turns_trace(
         timeout=180,
     )
     assert proc.returncode == 0, proc.stderr
-    spans = receiver.wait_for("seepient.scheduler.container")
+    # The scheduler's dispatch span holds its container span and ends after it, so it may reach the receiver
+    # in a later export batch: waiting for the container alone raced it.
+    spans = receiver.wait_for("seepient.scheduler.dispatch", count=dispatches_before + 1)
     turn = next(s for s in spans if s.name == "seepient.turn")
     sent = next(s for s in spans if s.name == "seepient.worker.dispatch")
     execution = next(s for s in spans if s.name == "seepient.execution")
