@@ -9,7 +9,7 @@ import contextlib
 import ssl
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NoReturn
 
 import h11
 import httpx2
@@ -95,7 +95,7 @@ class DirectTransport(httpx2.AsyncBaseTransport):
                 head = await connection.next_event(timeouts.get("read"))
         except BaseException as exc:
             connection.close()
-            raise _mapped(exc, request, "read") from exc
+            _raise_mapped(exc, request, "read")
         if not isinstance(head, h11.Response):
             connection.close()
             raise httpx2.RemoteProtocolError("the server answered with no response head", request=request)
@@ -148,7 +148,7 @@ class DirectTransport(httpx2.AsyncBaseTransport):
                     happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY_S,
                 )
         except BaseException as exc:
-            raise _mapped(exc, request, "connect") from exc
+            _raise_mapped(exc, request, "connect")
         return _Connection(reader, writer)
 
 
@@ -186,7 +186,7 @@ class _ResponseBody(httpx2.AsyncByteStream):
                     )
         except BaseException as exc:
             self._drop()
-            raise _mapped(exc, self._request, "read") from exc
+            _raise_mapped(exc, self._request, "read")
         self._finished(connection)
 
     async def aclose(self) -> None:
@@ -211,16 +211,19 @@ class _ResponseBody(httpx2.AsyncByteStream):
             connection.close()
 
 
-def _mapped(exc: BaseException, request: httpx2.Request, phase: str) -> BaseException:
-    """``exc`` as the httpx2 error the adapters map to a ``ModelError`` (a cancellation stays itself)."""
-    if isinstance(exc, (httpx2.HTTPError, asyncio.CancelledError)) or not isinstance(exc, Exception):
-        return exc
+def _raise_mapped(exc: BaseException, request: httpx2.Request, phase: str) -> NoReturn:
+    """Raise ``exc`` as the httpx2 error the adapters map to a ``ModelError``; an httpx2 error, a cancellation and
+    anything else that is not an ``Exception`` go on as they are."""
+    if isinstance(exc, httpx2.HTTPError) or not isinstance(exc, Exception):
+        raise exc
     if isinstance(exc, TimeoutError):
-        kind = httpx2.ConnectTimeout if phase == "connect" else httpx2.ReadTimeout
-        return kind(f"timed out ({phase})", request=request)
+        timeout = httpx2.ConnectTimeout if phase == "connect" else httpx2.ReadTimeout
+        raise timeout(f"timed out ({phase})", request=request) from exc
     if isinstance(exc, h11.RemoteProtocolError):
-        return httpx2.RemoteProtocolError(str(exc) or "the server broke the HTTP exchange", request=request)
+        raise httpx2.RemoteProtocolError(
+            str(exc) or "the server broke the HTTP exchange", request=request
+        ) from exc
     if isinstance(exc, (OSError, ssl.SSLError, h11.LocalProtocolError)):
-        kind = httpx2.ConnectError if phase == "connect" else httpx2.ReadError
-        return kind(str(exc) or type(exc).__name__, request=request)
-    return exc
+        failure = httpx2.ConnectError if phase == "connect" else httpx2.ReadError
+        raise failure(str(exc) or type(exc).__name__, request=request) from exc
+    raise exc
