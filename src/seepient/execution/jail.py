@@ -10,6 +10,7 @@ import errno
 import functools
 import os
 import shutil
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +20,15 @@ from seepient.execution.control_guard import ControlGuard, Repair, repairs_note
 from seepient.execution.control_watch import ControlWatch
 from seepient.execution.environment import scrubbed_environment
 from seepient.execution.plain_command import plain_words, program_environment
-from seepient.execution.process import run_process
-from seepient.execution.sandbox.bwrap import BwrapSandbox, SandboxStatus, protected_workspace_paths
+from seepient.execution.process import ProcessResult, pidfds_work, run_process, watch_to_end
+from seepient.execution.sandbox.bwrap import (
+    BwrapSandbox,
+    SandboxStatus,
+    command_tail,
+    protected_workspace_paths,
+)
 from seepient.execution.sandbox.host_view import HostView, host_view
+from seepient.execution.standby_jail import JailStandby
 from seepient.net.egress_proxy import EgressProxy
 from seepient.protocol.outcomes import BackgroundOutput, ShellOutcome
 from seepient.protocol.refusals import SandboxUnavailable
@@ -206,11 +213,14 @@ class Jail:
         extra_binds: Sequence[tuple[Path, Path]] = (),
         extra_env: Mapping[str, str] | None = None,
         view: HostView | None = None,
+        standby: JailStandby | None = None,
     ) -> ShellOutcome:
         """Run ``argv`` to its end at ``cwd`` (``command_argv``'s options), capturing its output; with the
         sandbox off, directly with the scrubbed environment (and the host's network). ``extra_env`` is added
         to the scrubbed environment (``line_argv``'s variables); ``view`` is the one ``line_argv`` was given.
-        Raises ``SandboxUnavailable`` when bubblewrap cannot start."""
+        With a ``standby``, a command without network runs in its standby jail when that is the same jail,
+        and a standby jail is set up for the next one. Raises ``SandboxUnavailable`` when bubblewrap cannot
+        start."""
         if self.sandbox_mode == "off":
             require_directory(cwd)
             result = await run_process(
@@ -228,6 +238,16 @@ class Jail:
         status = self.bwrap.probed() or (self.bwrap.probe() if self.bwrap.bwrap is None else None)
         if status is not None:
             _require_available(status)
+        if standby is not None and not network and egress is None and not extra_binds and pidfds_work():
+            return await self._run_with_standby(
+                argv,
+                cwd=cwd,
+                timeout_s=timeout_s,
+                extra_env=extra_env,
+                view=view,
+                standby=standby,
+                status=status,
+            )
         full_argv, env = self._jailed_argv(
             argv,
             cwd=cwd,
@@ -237,6 +257,17 @@ class Jail:
             extra_env=extra_env,
             view=view,
         )
+        result = await self._run_checked(full_argv, env=env, timeout_s=timeout_s, status=status)
+        return result.shell_outcome("bwrap")
+
+    async def _run_checked(
+        self,
+        full_argv: list[str],
+        *,
+        env: Mapping[str, str],
+        timeout_s: float | None,
+        status: SandboxStatus | None,
+    ) -> ProcessResult:
         try:
             result = await run_process(
                 full_argv, env=env, timeout_s=timeout_s, max_output_bytes=self.max_output_bytes
@@ -247,6 +278,47 @@ class Jail:
             raise
         if status is None and result.exit_code != 0:
             _require_available(await asyncio.to_thread(self.bwrap.probe))
+        return result
+
+    async def _run_with_standby(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        timeout_s: float | None,
+        extra_env: Mapping[str, str] | None,
+        view: HostView | None,
+        standby: JailStandby,
+        status: SandboxStatus | None,
+    ) -> ShellOutcome:
+        """``run`` for a command without network: in the standby jail when it is this command's jail (see
+        ``standby_jail.py``), else in one of its own; either way a standby is then set up for the next."""
+        root = self.workspace
+        view = view or self.view(root)
+        layout = self.bwrap.layout_argv(
+            workspace=root, network=False, view=view, read_only_inside=protected_workspace_paths(root)
+        )
+        env = {**self.env, **(extra_env or {})}
+        real_cwd = cwd.resolve()
+        command_env = {**view.env, **env}
+        started = time.monotonic()
+        process = await standby.take(layout, argv=argv, cwd=real_cwd, env=command_env)
+        if process is not None:
+            # The next command's jail is set up while this one runs: it is a jail of its own, which this
+            # command cannot reach (its namespaces are new, and every path it mounts on is a mount point here
+            # too, which this command cannot rename or remove).
+            standby.refill(layout)
+            result = await watch_to_end(
+                process, timeout_s=timeout_s, max_output_bytes=self.max_output_bytes, started=started
+            )
+            if status is None and result.exit_code != 0:
+                # As for a jail of its own: a failure might have been bubblewrap's (setting up the standby).
+                _require_available(await asyncio.to_thread(self.bwrap.probe))
+        else:
+            full_argv = layout + command_tail(argv, cwd=real_cwd, env=command_env)
+            result = await self._run_checked(full_argv, env=env, timeout_s=timeout_s, status=status)
+        # Here bubblewrap is known to work: it ran the command, or the probe said it can.
+        standby.refill(layout)
         return result.shell_outcome("bwrap")
 
     def read_only(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:

@@ -14,6 +14,7 @@ from seepient.execution.background import BackgroundProcesses
 from seepient.execution.control_guard import ControlGuard, Repair
 from seepient.execution.control_watch import ControlWatch
 from seepient.execution.jail import Jail, require_directory, shell_argv, with_repairs
+from seepient.execution.standby_jail import JailStandby
 from seepient.execution.worktree import run_worktree_command
 from seepient.net.address_policy import AddressPolicy
 from seepient.net.egress_proxy import DomainCheck, EgressProxy
@@ -72,6 +73,8 @@ class JailedCommands:
         self._control_watch: asyncio.Task[None] | None = None
         # Unknown until one scan has been timed: the first runs in a thread, as a large workspace needs.
         self._guard_inline = False
+        # The next foreground command's jail, set up while the model answers (standby_jail.py).
+        self._standby = JailStandby(jail.workspace)
 
     # -- the bracket around every command ---------------------------------------------------------------
 
@@ -152,6 +155,7 @@ class JailedCommands:
                 egress=egress,
                 extra_env=added,
                 view=view,
+                standby=self._standby if egress is None else None,
             )
 
     async def run_worktree(self, command: WorktreeCommand) -> ShellOutcome:
@@ -226,7 +230,9 @@ class JailedCommands:
         return with_repairs(output, self._control.take_pending())
 
     async def aclose(self) -> None:
-        """Kill the background processes (the session ends) and undo what the last of them wrote."""
+        """Kill the background processes and the standby jail (the session ends) and undo what the last of
+        the background processes wrote."""
+        await self._standby.aclose()
         await self._background.aclose()
         if self._control_watch is not None:
             self._control_watch.cancel()

@@ -261,6 +261,26 @@ async def _run_watching_pidfd(
         env=dict(env),
         start_new_session=True,
     )
+    return await watch_to_end(
+        process, timeout_s=timeout_s, max_output_bytes=max_output_bytes, started=started
+    )
+
+
+def pidfds_work() -> bool:
+    """Whether ``watch_to_end`` can watch a child here (a kernel with process file descriptors)."""
+    return _PIDFD_WORKS
+
+
+async def watch_to_end(
+    process: subprocess.Popen[bytes],
+    *,
+    timeout_s: float | None,
+    max_output_bytes: int,
+    started: float | None = None,
+) -> ProcessResult:
+    """Read a started group leader's output until it exits, its deadline (from ``started``, default now) or the
+    caller's cancellation; then kill its group, as ``run_process`` does. Needs ``pidfds_work()``."""
+    started = time.monotonic() if started is None else started
     stdout = CappedOutput(max_output_bytes)
     stderr = CappedOutput(max_output_bytes)
     try:

@@ -122,6 +122,14 @@ def _linked_git_dirs(git_file: Path, root: Path) -> list[Path]:
     return found
 
 
+def command_tail(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """What follows a ``layout_argv``: the command's environment, its working directory and the command."""
+    out: list[str] = []
+    for name, value in env.items():
+        out += ["--setenv", name, value]
+    return [*out, "--chdir", str(cwd), "--", *argv]
+
+
 def _within(path: Path, roots: Sequence[Path]) -> bool:
     return _text_within(str(path), [str(root) for root in roots])
 
@@ -217,7 +225,31 @@ class BwrapSandbox:
         workspace_read_only: bool = False,
         read_only_binds: Sequence[Path] = (),
     ) -> list[str]:
-        """The full ``bwrap`` command line that runs ``argv`` jailed to ``workspace``.
+        """The full ``bwrap`` command line that runs ``argv`` jailed to ``workspace``: ``layout_argv`` (its
+        arguments are the same) followed by ``command_tail``, with the view's variables under ``env``."""
+        layout = self.layout_argv(
+            workspace=workspace,
+            network=network,
+            view=view,
+            read_only_inside=read_only_inside,
+            extra_binds=extra_binds,
+            workspace_read_only=workspace_read_only,
+            read_only_binds=read_only_binds,
+        )
+        return layout + command_tail(argv, cwd=cwd, env={**view.env, **env})
+
+    def layout_argv(
+        self,
+        *,
+        workspace: Path,
+        network: bool,
+        view: HostView,
+        read_only_inside: Sequence[Path],
+        extra_binds: Sequence[tuple[Path, Path]] = (),
+        workspace_read_only: bool = False,
+        read_only_binds: Sequence[Path] = (),
+    ) -> list[str]:
+        """The ``bwrap`` command line up to the command: the jail's mounts, namespaces and an empty environment.
 
         ``extra_binds`` are ``(host, sandbox)`` paths bound read-write after every other mount (the egress
         proxy's socket directory); the sandbox path should lie on a tmpfs bubblewrap made, such as /dev.
@@ -267,9 +299,6 @@ class BwrapSandbox:
         if network:
             out += ["--share-net"]
         out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
-        for name, value in {**view.env, **env}.items():
-            out += ["--setenv", name, value]
-        out += ["--chdir", str(cwd), "--", *argv]
         return out
 
     def shows(

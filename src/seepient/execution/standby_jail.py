@@ -1,0 +1,245 @@
+"""A fresh jail set up before its command is known: bubblewrap builds the next foreground command's namespaces
+and mounts while the model is still answering, and bash inside it waits for the command on its standard input.
+The next shell step hands the command over instead of waiting for the setup; every jail still runs one command.
+
+A standby jail is only handed a command whose jail would be exactly the same: the same bubblewrap command line up
+to the command (``BwrapSandbox.layout_argv``, worked out again for that command from a fresh look at the host),
+and the same file at every path that command line mounts on or from. The second check matters because a mount
+hangs on the file it was made on: a file replaced on the host by a rename (``passwd`` rewriting
+``/etc/shadow``, a tool rewriting its token) takes the mount hiding it away in every other mount namespace, and
+the new file would be readable in a jail set up before the rename. Either check failing, the standby jail is
+killed before it ran anything and the command gets a jail of its own, as without a standby.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+_BASH = next((path for path in ("/usr/bin/bash", "/bin/bash") if os.access(path, os.X_OK)), None)
+"""The bash the trampoline runs on: a system one, which every jail shows."""
+
+_FIELDS = "SEEPIENT_STANDBY"
+# Read the command (NUL-separated: working directory, the value of `_` or nothing, how many variables follow,
+# the variables, the argv), give the command /dev/null as its input as every jailed command has, drop what bash
+# exported of its own and exec. `export` with no names would list the environment, hence the guard; `exec`
+# lowers SHLVL by one, so the value to pass on comes one higher; `_` is bash's own and is set only for exec.
+_TRAMPOLINE = rf"""mapfile -d '' -t {_FIELDS} && exec </dev/null && cd -- "${{{_FIELDS}[0]}}" || exit 125
+unset -v PWD OLDPWD SHLVL
+(( {_FIELDS}[2] )) && export -- "${{{_FIELDS}[@]:3:{_FIELDS}[2]}}"
+if [ -n "${{{_FIELDS}[1]}}" ]; then _="${{{_FIELDS}[1]}}" exec -- "${{{_FIELDS}[@]:3+{_FIELDS}[2]}}"; fi
+exec -- "${{{_FIELDS}[@]:3+{_FIELDS}[2]}}"
+"""
+
+_MAX_AGE_S = 30.0
+"""A standby jail unused this long is killed: an idle session keeps no processes, and a command after a long
+pause does not notice the few milliseconds."""
+
+_MAX_PAYLOAD_BYTES = 32 * 1024
+"""Below a pipe's capacity (64 KiB on Linux), so handing the command over never blocks."""
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_BASH_OWN = frozenset(
+    """BASH BASHOPTS BASHPID BASH_ALIASES BASH_ARGC BASH_ARGV BASH_ARGV0 BASH_CMDS BASH_COMMAND BASH_ENV
+    BASH_EXECUTION_STRING BASH_LINENO BASH_REMATCH BASH_SOURCE BASH_SUBSHELL BASH_VERSINFO BASH_VERSION
+    BASH_XTRACEFD COMP_WORDBREAKS DIRSTACK EPOCHREALTIME EPOCHSECONDS EUID FUNCNAME GROUPS HISTCMD LINENO
+    MAPFILE OPTARG OPTIND PIPESTATUS POSIXLY_CORRECT PPID RANDOM REPLY SECONDS SHELLOPTS SRANDOM UID""".split()
+)
+"""Variables bash will not export as given: read-only ones, ones whose value it computes when read, and ones
+that change how the trampoline's own lines run. A command whose environment names one gets its own jail."""
+
+_PATH_OPTIONS = {"--ro-bind": 2, "--bind": 2, "--dev": 1, "--proc": 1, "--tmpfs": 1, "--remount-ro": 1}
+_OTHER_OPTIONS = {
+    "--unshare-all": 0,
+    "--share-net": 0,
+    "--die-with-parent": 0,
+    "--new-session": 0,
+    "--clearenv": 0,
+    "--cap-drop": 1,
+}
+
+
+def mounted_files(layout: Sequence[str]) -> tuple[tuple[int, int] | None, ...] | None:
+    """The device and inode at every path ``layout`` mounts on or from (None where nothing is); None when the
+    command line has an option this module does not know, which then never runs in a standby jail."""
+    found: list[tuple[int, int] | None] = []
+    index = 1
+    while index < len(layout):
+        option = layout[index]
+        count = _PATH_OPTIONS.get(option)
+        if count is None:
+            skipped = _OTHER_OPTIONS.get(option)
+            if skipped is None:
+                return None
+            index += 1 + skipped
+            continue
+        for path in layout[index + 1 : index + 1 + count]:
+            try:
+                status = os.lstat(path)
+            except OSError:
+                found.append(None)
+            else:
+                found.append((status.st_dev, status.st_ino))
+        index += 1 + count
+    return tuple(found)
+
+
+def command_payload(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> bytes | None:
+    """What the trampoline reads to run ``argv`` at ``cwd`` with exactly ``env``; None when it could not pass
+    that environment on unchanged (a name bash treats as its own or cannot export) or it is too long."""
+    underscore = env.get("_", "")
+    shlvl = env.get("SHLVL")
+    variables: list[str] = []
+    for name, value in env.items():
+        if name in ("_", "SHLVL"):
+            continue
+        if not _NAME.fullmatch(name) or name in _BASH_OWN or name == _FIELDS or "\0" in value:
+            return None
+        variables.append(f"{name}={value}")
+    if shlvl is not None:
+        if not shlvl.isdigit():
+            return None
+        variables.append(f"SHLVL={int(shlvl) + 1}")
+    fields = [str(cwd), underscore, str(len(variables)), *variables, *argv]
+    if not argv or any("\0" in field for field in fields):
+        return None
+    payload = b"".join(os.fsencode(field) + b"\0" for field in fields)
+    return payload if len(payload) <= _MAX_PAYLOAD_BYTES else None
+
+
+@dataclass
+class _Standby:
+    process: subprocess.Popen[bytes]
+    layout: tuple[str, ...]
+    files: tuple[tuple[int, int] | None, ...]
+    spawned_at: float
+
+
+def _spawn(layout: tuple[str, ...], workspace: Path) -> _Standby | None:
+    files = mounted_files(layout)
+    if files is None or _BASH is None:
+        return None
+    argv = [*layout, "--chdir", str(workspace), "--", _BASH, "-c", _TRAMPOLINE]
+    try:
+        # As run_process starts a command: a new session makes bubblewrap the leader of the group one killpg
+        # reaches. Nothing of Seepient's environment reaches bubblewrap or the trampoline.
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={},
+            start_new_session=True,
+        )
+    except OSError:
+        return None
+    return _Standby(process, layout, files, time.monotonic())
+
+
+def _kill(standby: _Standby) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(standby.process.pid, signal.SIGKILL)
+    standby.process.wait()
+    for stream in (standby.process.stdin, standby.process.stdout, standby.process.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+class JailStandby:
+    """The one standby jail a session keeps for its next foreground command."""
+
+    def __init__(self, workspace: Path) -> None:
+        self._workspace = workspace
+        self._spawning: asyncio.Future[_Standby | None] | None = None
+        self._ready: _Standby | None = None
+        self._expiry: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    def refill(self, layout: Sequence[str]) -> None:
+        """Start setting up a jail with ``layout`` for the next command (in a thread: starting a process from
+        this one costs the event loop a fork), unless one is there or on its way."""
+        if self._closed or self._ready is not None or self._spawning is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._spawning = loop.run_in_executor(None, _spawn, tuple(layout), self._workspace)
+        self._spawning.add_done_callback(self._spawned)
+
+    def _spawned(self, future: asyncio.Future[_Standby | None]) -> None:
+        if future is not self._spawning:
+            return
+        self._spawning = None
+        standby = None if future.cancelled() or future.exception() is not None else future.result()
+        if standby is None:
+            return
+        if self._closed:
+            _kill(standby)
+            return
+        self._ready = standby
+        self._expiry = asyncio.get_running_loop().call_later(_MAX_AGE_S, self._discard)
+
+    def _discard(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        standby, self._ready = self._ready, None
+        if standby is not None:
+            _kill(standby)
+
+    async def take(
+        self, layout: Sequence[str], *, argv: Sequence[str], cwd: Path, env: Mapping[str, str]
+    ) -> subprocess.Popen[bytes] | None:
+        """The standby jail, handed ``argv`` to run at ``cwd`` with ``env``, when it is the jail ``layout``
+        describes with the same files mounted as when it was set up; None otherwise (it is then killed, nothing
+        having run in it, and the caller starts a jail of its own)."""
+        await self._spawn_finished()
+        standby = self._ready
+        if standby is None:
+            return None
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        self._ready = None
+        payload = command_payload(argv, cwd=cwd, env=env)
+        usable = (
+            payload is not None
+            and standby.process.poll() is None
+            and time.monotonic() - standby.spawned_at < _MAX_AGE_S
+            and standby.layout == tuple(layout)
+            and os.path.isdir(cwd)
+            and mounted_files(layout) == standby.files
+        )
+        stdin = standby.process.stdin
+        if not usable or payload is None or stdin is None:
+            _kill(standby)
+            return None
+        try:
+            stdin.write(payload)
+            stdin.close()
+        except OSError:  # the trampoline is gone: nothing ran
+            _kill(standby)
+            return None
+        return standby.process
+
+    async def aclose(self) -> None:
+        """Kill the standby jail (the session ends); one still being set up is killed once it is."""
+        self._closed = True
+        await self._spawn_finished()
+        self._discard()
+
+    async def _spawn_finished(self) -> None:
+        """Wait for a standby being set up and take it in (its done callback may not have run yet)."""
+        spawning = self._spawning
+        if spawning is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(spawning)
+            self._spawned(spawning)

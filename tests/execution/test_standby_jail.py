@@ -1,0 +1,127 @@
+"""The standby jail: a command run in it sees exactly the environment and jail a jail of its own gives, and a
+standby set up before the host changed (a hidden file replaced by a rename, a credential created) is never used."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from seepient.execution.jail import Jail
+from seepient.execution.standby_jail import JailStandby, command_payload
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+
+
+def _jail(tmp_path: Path) -> Jail:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    environ = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+    return Jail.build(workspace, seepient_home=home / ".seepient", home=home, environ=environ)
+
+
+async def _run(jail: Jail, line: str, standby: JailStandby | None):
+    view = jail.view(jail.workspace)
+    argv, added = jail.line_argv(line, jail.workspace, view=view)
+    return await jail.run(argv, cwd=jail.workspace, timeout_s=10, extra_env=added, view=view, standby=standby)
+
+
+async def test_a_command_in_the_standby_sees_what_it_would_in_a_jail_of_its_own(tmp_path: Path) -> None:
+    jail = _jail(tmp_path)
+    standby = JailStandby(jail.workspace)
+    try:
+        own = await _run(jail, "env -0", None)
+        await _run(jail, "true", standby)  # sets the standby up
+        assert standby._ready is not None or standby._spawning is not None
+        taken = await _run(jail, "env -0", standby)
+        assert standby._ready is None or standby._ready.process.pid != taken  # each jail runs one command
+        assert taken.exit_code == own.exit_code == 0
+        assert sorted(taken.stdout.split("\0")) == sorted(own.stdout.split("\0"))
+        line = "echo $$ $SHLVL $PWD; ls /proc | grep -c '^[0-9]'"
+        assert (await _run(jail, line, standby)).stdout == (await _run(jail, line, None)).stdout
+    finally:
+        await standby.aclose()
+
+
+async def test_a_file_replaced_by_a_rename_after_the_standby_was_set_up_is_not_shown(tmp_path: Path) -> None:
+    jail = _jail(tmp_path)
+    token = jail.home / ".config" / "gh" / "hosts.yml"
+    token.parent.mkdir(parents=True)
+    token.write_text("old-secret\n")
+    # The home is hidden whole; a folder shown back holding a credential is the case a mount hides one file in.
+    shown = Jail.build(
+        jail.workspace,
+        seepient_home=jail.seepient_home,
+        home=jail.home,
+        environ=dict(jail.environ),
+        readable=[jail.home / ".config"],
+    )
+    standby = JailStandby(shown.workspace)
+    try:
+        await _run(shown, "true", standby)
+        await standby._spawn_finished()
+        assert standby._ready is not None
+        spare = standby._ready.process
+        # As `gh auth login` rewrites its file: a new file renamed over the old, which takes the mount hiding
+        # the old one away in the standby's mount namespace.
+        fresh = token.with_name("hosts.yml.new")
+        fresh.write_text("new-secret\n")
+        os.replace(fresh, token)
+        outcome = await _run(shown, f"cat {token}", standby)
+        assert "secret" not in outcome.stdout
+        assert spare.poll() is not None  # the standby was killed unused
+    finally:
+        await standby.aclose()
+
+
+async def test_a_credential_created_after_the_standby_was_set_up_is_hidden(tmp_path: Path) -> None:
+    jail = _jail(tmp_path)
+    config = jail.home / ".config"
+    (config / "other").mkdir(parents=True)
+    shown = Jail.build(
+        jail.workspace,
+        seepient_home=jail.seepient_home,
+        home=jail.home,
+        environ=dict(jail.environ),
+        readable=[config],
+    )
+    standby = JailStandby(shown.workspace)
+    try:
+        await _run(shown, "true", standby)
+        await standby._spawn_finished()
+        token = config / "gh" / "hosts.yml"
+        token.parent.mkdir()
+        token.write_text("created-secret\n")
+        outcome = await _run(shown, f"cat {token}", standby)
+        assert "secret" not in outcome.stdout
+    finally:
+        await standby.aclose()
+
+
+def test_an_environment_bash_would_not_pass_on_unchanged_gets_a_jail_of_its_own() -> None:
+    cwd = Path("/")
+    assert command_payload(["true"], cwd=cwd, env={"PATH": "/bin"}) is not None
+    for env in (
+        {"RANDOM": "4"},
+        {"SHELLOPTS": "x"},
+        {"BASH_FUNC_f%%": "() { :; }"},
+        {"SEEPIENT_STANDBY": "x"},
+    ):
+        assert command_payload(["true"], cwd=cwd, env=env) is None
+    assert command_payload(["true"], cwd=cwd, env={"SHLVL": "x"}) is None
+    assert command_payload(["x" * 40_000], cwd=cwd, env={}) is None
+
+
+async def test_closing_kills_the_standby(tmp_path: Path) -> None:
+    jail = _jail(tmp_path)
+    standby = JailStandby(jail.workspace)
+    await _run(jail, "true", standby)
+    await standby._spawn_finished()
+    assert standby._ready is not None
+    process = standby._ready.process
+    await standby.aclose()
+    assert process.poll() is not None
