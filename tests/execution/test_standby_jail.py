@@ -4,15 +4,10 @@ standby set up before the host changed (a hidden file replaced by a rename, a cr
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
-
-import pytest
 
 from seepient.execution.jail import Jail
 from seepient.execution.standby_jail import JailStandby, command_payload
-
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
 
 def _jail(tmp_path: Path) -> Jail:

@@ -317,8 +317,8 @@ class Jail:
         else:
             full_argv = layout + command_tail(argv, cwd=real_cwd, env=command_env)
             result = await self._run_checked(full_argv, env=env, timeout_s=timeout_s, status=status)
-        # Here bubblewrap is known to work: it ran the command, or the probe said it can.
-        standby.refill(layout)
+            # Here bubblewrap is known to work: it ran the command, or the probe said it can.
+            standby.refill(layout)
         return result.shell_outcome("bwrap")
 
     def read_only(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:

@@ -102,7 +102,7 @@ def command_payload(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -
     for name, value in env.items():
         if name in ("_", "SHLVL"):
             continue
-        if not _NAME.fullmatch(name) or name in _BASH_OWN or name == _FIELDS or "\0" in value:
+        if not _NAME.fullmatch(name) or name in _BASH_OWN or name == _FIELDS:
             return None
         variables.append(f"{name}={value}")
     if shlvl is not None:
