@@ -21,12 +21,28 @@ class _Args(BaseModel):
 
 
 class _Gauge:
-    """Counts calls running at the same moment, across tools."""
+    """Counts calls running at the same moment, across tools.
 
-    def __init__(self) -> None:
+    With ``together``, each call holds off its sleep until that many calls have been running at once (or 5 s
+    passed), so a loaded machine that staggers the starts by more than the shortest delay cannot make calls that
+    were allowed to overlap look serial.
+    """
+
+    def __init__(self, together: int = 0) -> None:
         self.running = 0
         self.peak = 0
         self.log: list[str] = []
+        self.together = together
+        self.gathered = asyncio.Event()
+
+    async def hold_until_gathered(self) -> None:
+        if self.peak >= self.together:
+            self.gathered.set()
+        if self.together:
+            try:
+                await asyncio.wait_for(self.gathered.wait(), 5.0)
+            except TimeoutError:
+                pass
 
 
 class TimedTool(Tool[_Args]):
@@ -62,6 +78,7 @@ class TimedTool(Tool[_Args]):
         gauge.peak = max(gauge.peak, gauge.running)
         gauge.log.append(f"start {params['label']}")
         try:
+            await gauge.hold_until_gathered()
             await asyncio.sleep(params["delay"])
         finally:
             gauge.running -= 1
@@ -78,7 +95,7 @@ def _tool_messages(session: Any) -> list[str]:
 
 
 async def test_parallel_calls_finish_out_of_order_but_results_keep_the_call_order(make_session):
-    gauge = _Gauge()
+    gauge = _Gauge(together=4)
     delays = [0.3, 0.05, 0.2, 0.0]
     session, events = make_session(
         [_step(*({"label": str(i), "delay": d} for i, d in enumerate(delays))), {"text": "ok"}],
@@ -118,7 +135,7 @@ async def test_a_call_unsafe_for_its_input_runs_alone_between_the_safe_ones(make
 
 
 async def test_the_default_bound_holds_eleven_calls_run_at_most_ten_at_once(make_session):
-    gauge = _Gauge()
+    gauge = _Gauge(together=10)
     session, events = make_session(
         [_step(*({"label": str(i), "delay": 0.15} for i in range(11))), {"text": "ok"}],
         extra_tools=[TimedTool(gauge)],
@@ -134,7 +151,7 @@ async def test_a_smaller_configured_bound_is_respected(make_session, tmp_path):
     home = tmp_path / "seepient-home"
     home.mkdir()
     (home / "settings.json").write_text(json.dumps({"runtime": {"maxParallelTools": 3}}))
-    gauge = _Gauge()
+    gauge = _Gauge(together=3)
     session, _ = make_session(
         [_step(*({"label": str(i), "delay": 0.05} for i in range(7))), {"text": "ok"}],
         extra_tools=[TimedTool(gauge)],
