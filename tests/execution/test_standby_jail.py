@@ -31,7 +31,7 @@ async def test_a_command_in_the_standby_sees_what_it_would_in_a_jail_of_its_own(
     try:
         own = await _run(jail, "env -0", None)
         await _run(jail, "true", standby)  # sets the standby up
-        assert standby._ready is not None or standby._spawning is not None
+        assert standby._ready is not None
         taken = await _run(jail, "env -0", standby)
         assert standby._ready is None or standby._ready.process.pid != taken  # each jail runs one command
         assert taken.exit_code == own.exit_code == 0
@@ -58,7 +58,6 @@ async def test_a_file_replaced_by_a_rename_after_the_standby_was_set_up_is_not_s
     standby = JailStandby(shown.workspace)
     try:
         await _run(shown, "true", standby)
-        await standby._spawn_finished()
         assert standby._ready is not None
         spare = standby._ready.process
         # As `gh auth login` rewrites its file: a new file renamed over the old, which takes the mount hiding
@@ -87,7 +86,6 @@ async def test_a_credential_created_after_the_standby_was_set_up_is_hidden(tmp_p
     standby = JailStandby(shown.workspace)
     try:
         await _run(shown, "true", standby)
-        await standby._spawn_finished()
         token = config / "gh" / "hosts.yml"
         token.parent.mkdir()
         token.write_text("created-secret\n")
@@ -115,7 +113,6 @@ async def test_closing_kills_the_standby(tmp_path: Path) -> None:
     jail = _jail(tmp_path)
     standby = JailStandby(jail.workspace)
     await _run(jail, "true", standby)
-    await standby._spawn_finished()
     assert standby._ready is not None
     process = standby._ready.process
     await standby.aclose()

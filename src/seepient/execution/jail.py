@@ -302,7 +302,7 @@ class Jail:
         real_cwd = cwd.resolve()
         command_env = {**view.env, **env}
         started = time.monotonic()
-        process = await standby.take(layout, argv=argv, cwd=real_cwd, env=command_env)
+        process = standby.take(layout, argv=argv, cwd=real_cwd, env=command_env)
         if process is not None:
             # The next command's jail is set up while this one runs: it is a jail of its own, which this
             # command cannot reach (its namespaces are new, and every path it mounts on is a mount point here

@@ -160,29 +160,19 @@ class JailStandby:
 
     def __init__(self, workspace: Path) -> None:
         self._workspace = workspace
-        self._spawning: asyncio.Future[_Standby | None] | None = None
         self._ready: _Standby | None = None
         self._expiry: asyncio.TimerHandle | None = None
         self._closed = False
 
     def refill(self, layout: Sequence[str]) -> None:
-        """Start setting up a jail with ``layout`` for the next command (in a thread: starting a process from
-        this one costs the event loop a fork), unless one is there or on its way."""
-        if self._closed or self._ready is not None or self._spawning is not None:
+        """Start setting up a jail with ``layout`` for the next command, unless one is there. Started from the
+        event loop's own thread: the start is a vfork and an exec (about 0.2 ms), and bubblewrap does the rest
+        in its own process; starting it from a worker thread made the loop and that thread take turns at the
+        interpreter lock, which cost each step more than the start itself (issue #19)."""
+        if self._closed or self._ready is not None:
             return
-        loop = asyncio.get_running_loop()
-        self._spawning = loop.run_in_executor(None, _spawn, tuple(layout), self._workspace)
-        self._spawning.add_done_callback(self._spawned)
-
-    def _spawned(self, future: asyncio.Future[_Standby | None]) -> None:
-        if future is not self._spawning:
-            return
-        self._spawning = None
-        standby = None if future.cancelled() or future.exception() is not None else future.result()
+        standby = _spawn(tuple(layout), self._workspace)
         if standby is None:
-            return
-        if self._closed:
-            _kill(standby)
             return
         self._ready = standby
         self._expiry = asyncio.get_running_loop().call_later(_MAX_AGE_S, self._discard)
@@ -195,13 +185,12 @@ class JailStandby:
         if standby is not None:
             _kill(standby)
 
-    async def take(
+    def take(
         self, layout: Sequence[str], *, argv: Sequence[str], cwd: Path, env: Mapping[str, str]
     ) -> subprocess.Popen[bytes] | None:
         """The standby jail, handed ``argv`` to run at ``cwd`` with ``env``, when it is the jail ``layout``
         describes with the same files mounted as when it was set up; None otherwise (it is then killed, nothing
         having run in it, and the caller starts a jail of its own)."""
-        await self._spawn_finished()
         standby = self._ready
         if standby is None:
             return None
@@ -231,15 +220,6 @@ class JailStandby:
         return standby.process
 
     async def aclose(self) -> None:
-        """Kill the standby jail (the session ends); one still being set up is killed once it is."""
+        """Kill the standby jail (the session ends)."""
         self._closed = True
-        await self._spawn_finished()
         self._discard()
-
-    async def _spawn_finished(self) -> None:
-        """Wait for a standby being set up and take it in (its done callback may not have run yet)."""
-        spawning = self._spawning
-        if spawning is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(spawning)
-            self._spawned(spawning)
