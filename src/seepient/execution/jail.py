@@ -27,7 +27,7 @@ from seepient.execution.sandbox.bwrap import (
     command_tail,
     protected_workspace_paths,
 )
-from seepient.execution.sandbox.host_view import HostView, host_view
+from seepient.execution.sandbox.host_view import HostView, host_view, warm_host_view
 from seepient.execution.standby_jail import JailStandby
 from seepient.net.egress_proxy import EgressProxy
 from seepient.protocol.outcomes import BackgroundOutput, ShellOutcome
@@ -120,6 +120,17 @@ class Jail:
     def view(self, root: Path) -> HostView:
         """What of this machine the jail of ``root`` shows and hides: the same for every jailed process."""
         return host_view(
+            home=self.home,
+            seepient_home=self.seepient_home,
+            environ=self.environ,
+            workspace=root,
+            readable=self.readable,
+            hidden=self.hidden,
+        )
+
+    def warm_view(self, root: Path) -> None:
+        """Do now the costly part of ``view(root)`` (``warm_host_view``), from a thread."""
+        warm_host_view(
             home=self.home,
             seepient_home=self.seepient_home,
             environ=self.environ,
@@ -280,6 +291,22 @@ class Jail:
             _require_available(await asyncio.to_thread(self.bwrap.probe))
         return result
 
+    def start_standby(self, standby: JailStandby) -> None:
+        """Set ``standby`` up with the jail a command without network would get now (see ``_run_with_standby``),
+        when bubblewrap can run here as far as this process knows."""
+        status = self.bwrap.probed()
+        if self.sandbox_mode == "off" or self.bwrap.bwrap is None or not pidfds_work():
+            return
+        if status is not None and not status.available:
+            return
+        standby.refill(self._standby_layout(self.view(self.workspace)))
+
+    def _standby_layout(self, view: HostView) -> list[str]:
+        root = self.workspace
+        return self.bwrap.layout_argv(
+            workspace=root, network=False, view=view, read_only_inside=protected_workspace_paths(root)
+        )
+
     async def _run_with_standby(
         self,
         argv: Sequence[str],
@@ -293,11 +320,8 @@ class Jail:
     ) -> ShellOutcome:
         """``run`` for a command without network: in the standby jail when it is this command's jail (see
         ``standby_jail.py``), else in one of its own; either way a standby is then set up for the next."""
-        root = self.workspace
-        view = view or self.view(root)
-        layout = self.bwrap.layout_argv(
-            workspace=root, network=False, view=view, read_only_inside=protected_workspace_paths(root)
-        )
+        view = view or self.view(self.workspace)
+        layout = self._standby_layout(view)
         env = {**self.env, **(extra_env or {})}
         real_cwd = cwd.resolve()
         command_env = {**view.env, **env}

@@ -124,6 +124,13 @@ class JailedCommands:
 
     # -- foreground -------------------------------------------------------------------------------------
 
+    def anticipate(self) -> None:
+        """Set a standby jail up for a foreground command the model has started to ask for, unless one is
+        ready: the jail a command without network gets, worked out from this moment's look at the host (the
+        command checks it again against its own before using it, see ``standby_jail.py``)."""
+        if not self._standby.ready:
+            self._jail.start_standby(self._standby)
+
     async def run_shell(self, command: ShellCommand) -> ShellOutcome:
         """Run a foreground command line; raises ``SandboxUnavailable`` when no sandbox can start."""
         recovered = await self._begin_command()

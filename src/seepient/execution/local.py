@@ -119,10 +119,15 @@ class LocalExecutor:
         return self.jail.read_only(argv, root)
 
     def look_ahead(self) -> None:
-        """Work out, now, what the first jailed command would (the jail's view of this machine, which is
-        cached): a session calls this from a thread while its first model request is in flight."""
+        """Work out, now, the costly part of what the first jailed command would (the installations its jail
+        shows, which are cached): a session calls this from a thread while its first model request is out."""
         if self.jail.sandbox_mode != "off":
-            self.jail.view(self.workspace)
+            self.jail.warm_view(self.workspace)
+
+    def anticipate_command(self) -> None:
+        """``CommandAnticipating``: set up the next foreground command's jail now, if none is ready."""
+        if self.jail.sandbox_mode != "off":
+            self._commands.anticipate()
 
     async def execute(self, action: ApprovedAction) -> Outcome:
         return await run_handler(self, self.HANDLERS, action)

@@ -164,6 +164,10 @@ class JailStandby:
         self._expiry: asyncio.TimerHandle | None = None
         self._closed = False
 
+    @property
+    def ready(self) -> bool:
+        return self._ready is not None
+
     def refill(self, layout: Sequence[str]) -> None:
         """Start setting up a jail with ``layout`` for the next command, unless one is there. Started from the
         event loop's own thread: the start is a vfork and an exec (about 0.2 ms), and bubblewrap does the rest

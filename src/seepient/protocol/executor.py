@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal, Protocol, TypedDict, Unpack
+from typing import Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -49,6 +49,16 @@ class ActionExecutor(Protocol):
 
     async def aclose(self) -> None:
         """End what outlives single actions (background processes, language servers, connections)."""
+        ...
+
+
+@runtime_checkable
+class CommandAnticipating(Protocol):
+    """An executor that can make ready, ahead of approval, what a foreground shell command will need."""
+
+    def anticipate_command(self) -> None:
+        """The model has started a call that usually becomes a foreground command: set up its jail now if
+        none is ready. Runs nothing of the model's and must not fail the call (a setup that fails is dropped)."""
         ...
 
 

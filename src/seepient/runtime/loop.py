@@ -30,6 +30,7 @@ from seepient.protocol import (
     TextChunk,
     TextDelta,
     ToolCall,
+    ToolCallChunk,
     ToolCallEvent,
     ToolResult,
     ToolSpec,
@@ -325,6 +326,9 @@ class AgentLoop:
                         self._events.emit(TextDelta, turn_id=turn_id, text=event.text)
                     elif isinstance(event, ReasoningChunk):
                         self._events.emit(ReasoningDelta, turn_id=turn_id, text=event.text)
+                    elif isinstance(event, ToolCallChunk):
+                        if event.name:  # a call's first fragment names its tool
+                            self._pipeline.anticipate(event.name)
                     elif isinstance(event, Completion):
                         completion = event
         except TimeoutError:

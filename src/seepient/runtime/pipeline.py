@@ -52,6 +52,7 @@ from seepient.protocol import (
     ToolResult,
     Verdict,
 )
+from seepient.protocol.executor import CommandAnticipating
 from seepient.runtime.events import EventStream
 from seepient.runtime.first_action import FirstActionWarmup
 from seepient.telemetry import content, log_event, metrics, span
@@ -122,6 +123,17 @@ class ToolCallPipeline:
         self._d = deps
         self._verdicts: dict[str, str] = {}
         """Each running call's policy decision, by call id, for the metrics (calls run concurrently)."""
+
+    def anticipate(self, tool_name: str) -> None:
+        """The model has started a call of ``tool_name``: let the executor make ready what such a call's
+        command will need (its jail), so that approval, not set-up, is what the command waits for."""
+        tool = self._d.registry.get(tool_name)
+        executor = self._d.executor
+        if tool is not None and tool.runs_foreground_commands and isinstance(executor, CommandAnticipating):
+            try:
+                executor.anticipate_command()
+            except Exception:  # a jail set up early is only a head start: the command sets its own up
+                _log.debug("setting up a jail ahead of %s failed", tool_name, exc_info=True)
 
     async def run(self, call: ToolCall, turn_id: str) -> CallResult:
         attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name}

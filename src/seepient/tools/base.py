@@ -141,6 +141,9 @@ class Tool(ABC, Generic[InputT]):
     read_only: ClassVar[bool] = False
     concurrency_safe: ClassVar[bool] = False
     max_result_chars: ClassVar[int] = 30_000
+    runs_foreground_commands: ClassVar[bool] = False
+    """Its calls usually become a foreground command in the jail: once the model starts such a call, the
+    executor may set that command's jail up while the rest of the call streams (nothing runs before approval)."""
     model_purpose: ClassVar[Purpose | None] = None
     """A tool that asks a model itself (an image generator on the ``media`` route) names the purpose; the
     pipeline hands it that route's model (fallbacks, retries and breakers included) as ``ctx.model``."""

@@ -361,7 +361,7 @@ _cache: dict[tuple[object, ...], _Cached] = {}
 _cache_lock = threading.Lock()
 
 
-def host_view(
+def warm_host_view(
     *,
     home: Path,
     seepient_home: Path,
@@ -369,11 +369,22 @@ def host_view(
     workspace: Path | None = None,
     readable: Sequence[Path] = (),
     hidden: Sequence[Path] = (),
-) -> HostView:
-    """The view for one home and environment. The installations are reused for a couple of seconds (a run of
-    steps shares them); which sensitive locations exist is looked up every time, so a credential created on the
-    host a moment ago (``gh auth login`` in another terminal, Seepient's own audit key at its first record) is
-    hidden from the very next command."""
+) -> None:
+    """Find now the part of ``host_view`` that takes work (the installations, the git identity), for a view
+    asked for soon: from a thread while the first model request is out. Which sensitive locations exist is
+    not looked up: that is done again by every view anyway, and its lstat calls, each letting the interpreter
+    lock go, made this thread and the event loop's take turns at it for milliseconds."""
+    _installations(home, seepient_home, environ, workspace, readable, hidden)
+
+
+def _installations(
+    home: Path,
+    seepient_home: Path,
+    environ: Mapping[str, str],
+    workspace: Path | None,
+    readable: Sequence[Path],
+    hidden: Sequence[Path],
+) -> _Cached:
     watched = tuple(
         environ.get(name, "")
         for name in ("PATH", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DOCKER_HOST", "XDG_RUNTIME_DIR")
@@ -395,6 +406,23 @@ def host_view(
             if len(_cache) > 64:
                 _cache.clear()
             _cache[key] = cached
+    return cached
+
+
+def host_view(
+    *,
+    home: Path,
+    seepient_home: Path,
+    environ: Mapping[str, str],
+    workspace: Path | None = None,
+    readable: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+) -> HostView:
+    """The view for one home and environment. The installations are reused for a couple of seconds (a run of
+    steps shares them); which sensitive locations exist is looked up every time, so a credential created on the
+    host a moment ago (``gh auth login`` in another terminal, Seepient's own audit key at its first record) is
+    hidden from the very next command."""
+    cached = _installations(home, seepient_home, environ, workspace, readable, hidden)
     found = cached.installations
     existing = _existing(found.candidates)
     last = cached.last_view

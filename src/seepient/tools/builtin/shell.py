@@ -66,6 +66,7 @@ class ShellTool(Tool[ShellInput]):
     is cut in the middle. A non-zero exit code is reported, not hidden."""
 
     name: ClassVar[str] = "shell"
+    runs_foreground_commands: ClassVar[bool] = True
 
     async def prepare(self, args: ShellInput, ctx: ToolContext) -> PreparedActionDraft:
         if not args.command.strip():
