@@ -88,6 +88,7 @@ class CheckpointSigner:
             return
         with contextlib.suppress(AuditKeyError):
             self._load()
+            self._signing_thread()
 
     def sign(self, first_hash: str, seq: int, head_hash: str) -> str:
         """The base64url (unpadded) signature of the checkpoint."""

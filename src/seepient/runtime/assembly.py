@@ -28,7 +28,9 @@ from seepient.models.router import ModelRouter
 from seepient.net import AddressPolicy, policy_from_settings
 from seepient.policy.classifier import AutoModeClassifier
 from seepient.policy.engine import PolicyEngine
-from seepient.protocol import ActionExecutor, AgentTask, HostReads, Message, TodoUpdated, new_id
+from seepient.policy.paths import PathGuard
+from seepient.protocol import ActionExecutor, AgentTask, HostReads, Message, TodoUpdated, ToolResult, new_id
+from seepient.protocol.actions import canonical_json
 from seepient.protocol.frozen import build_deferred_models
 from seepient.runtime.edit_diagnostics import EditDiagnostics
 from seepient.runtime.events import EventStream
@@ -150,7 +152,7 @@ def assemble(options: SessionOptions, open_session: SessionFactory) -> SessionPa
         )
         pipeline = ToolCallPipeline(deps)
         loop = _build_loop(b, models, registry, pipeline, history, context, hooks)
-        deps.first_action = _first_action_warmup(workspace, audit, executor, host_reads)
+        deps.first_action = _first_action_warmup(workspace, audit, executor, host_reads, policy.guard)
         deps.first_action.start()
     except BaseException:
         # A session that did not open holds nothing open.
@@ -304,12 +306,20 @@ _ACTION_MODEL_MODULES = frozenset(
 
 
 def _first_action_warmup(
-    workspace: Path, audit: AuditLog, executor: ActionExecutor, host_reads: LocalExecutor
+    workspace: Path, audit: AuditLog, executor: ActionExecutor, host_reads: LocalExecutor, guard: PathGuard
 ) -> FirstActionWarmup:
     tasks: list[Callable[[], object]] = [
         lambda: build_deferred_models(_ACTION_MODEL_MODULES),
         # The analyser's tables and its parser are made at their first use; a command line makes them now.
         lambda: analyse_command("true", workspace=workspace),
+        # So are the sensitive-location patterns of the workspace's part of the tree, which every call that
+        # names a path there (a shell call's working directory) is checked against.
+        lambda: guard.for_read("."),
+        # The action's digest: canonical JSON orders keys by UTF-16, whose codec is imported at its first use.
+        lambda: canonical_json({"warm-up": "é"}),
+        # Emitted only once the action has run, so never built by the loop meanwhile (the models the model's
+        # answer needs are left to the loop, see _ACTION_MODEL_MODULES).
+        lambda: ToolResult.model_rebuild(raise_errors=False),
     ]
     if audit.signer is not None:
         tasks.append(audit.signer.preload)
