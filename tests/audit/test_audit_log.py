@@ -128,7 +128,7 @@ def test_append_finds_the_head_behind_a_large_torn_tail(filled_log, record_facto
     assert report.ok and report.records == 4
 
 
-@pytest.mark.parametrize("writer", ["fresh", "long-lived"])
+@pytest.mark.parametrize("writer", ["fresh", "long-lived", "preloaded"])
 @pytest.mark.parametrize(
     "damage",
     [
@@ -147,10 +147,13 @@ def test_append_refuses_to_chain_onto_a_log_that_disagrees_with_its_anchor(
     filled_log, log_path, record_factory, damage, writer
 ):
     # "long-lived" is the object that wrote the log and remembers its head: it must notice every change
-    # a fresh object notices, including same-size edits made right after its own append.
+    # a fresh object notices, including same-size edits made right after its own append. "preloaded" read
+    # the head before the damage (as a session does while its first model request is out).
     long_lived = AuditLog(log_path)
     for index in range(1, 4):
         long_lived.append(record_factory(index))
+    preloaded = AuditLog(log_path)
+    preloaded.preload()
     log = filled_log(0)
     before_anchor = log.anchor.read_bytes()
     if damage == "delete anchor":
@@ -184,7 +187,7 @@ def test_append_refuses_to_chain_onto_a_log_that_disagrees_with_its_anchor(
     size_before = log.path.stat().st_size if log.path.exists() else None
     anchor_before = log.anchor.read_bytes() if log.anchor.exists() else None
 
-    appender = long_lived if writer == "long-lived" else AuditLog(log.path)
+    appender = {"long-lived": long_lived, "preloaded": preloaded}.get(writer) or AuditLog(log.path)
     if damage == "replace log with a copy":
         # Same bytes in a new file: nothing to refuse, but the writer must follow the path to the new file.
         assert appender.append(record_factory(4)).seq == 4
@@ -194,6 +197,49 @@ def test_append_refuses_to_chain_onto_a_log_that_disagrees_with_its_anchor(
         appender.append(record_factory(4))
     assert (log.path.stat().st_size if log.path.exists() else None) == size_before
     assert (log.anchor.read_bytes() if log.anchor.exists() else None) == anchor_before
+
+
+def test_a_preloaded_head_is_what_the_first_record_chains_on_without_reading_it_again(
+    filled_log, monkeypatch, record_factory
+):
+    log = filled_log(3)
+    writer = AuditLog(log.path)
+    writer.preload()
+    reads: list[int] = []
+    real = writer._load_head
+    monkeypatch.setattr(writer, "_load_head", lambda: reads.append(1) or real())
+    entry = writer.append(record_factory(4))
+    assert (entry.seq, entry.prev) == (4, log.entry(3)["hash"])
+    assert reads == []
+    report = verify_log(log.path)
+    assert report.ok and report.records == 4
+
+
+def test_preloading_a_log_that_does_not_exist_creates_nothing(log_path):
+    AuditLog(log_path).preload()
+    assert not log_path.exists() and not log_path.with_name("audit.log.anchor").exists()
+
+
+def test_a_preloaded_head_is_dropped_when_another_writer_appends_first(log_path, record_factory):
+    first, second = AuditLog(log_path), AuditLog(log_path)
+    first.append(record_factory(1))
+    preloaded = AuditLog(log_path)
+    preloaded.preload()
+    second.append(record_factory(2))
+    assert preloaded.append(record_factory(3)).seq == 3
+    report = verify_log(log_path)
+    assert report.ok and report.records == 3
+
+
+def test_a_torn_tail_found_by_preloading_is_sealed_by_the_first_record(filled_log, record_factory):
+    log = filled_log(2)
+    with log.path.open("ab") as stream:
+        stream.write(b'{"seq":3,"prev":"torn')
+    writer = AuditLog(log.path)
+    writer.preload()
+    assert writer.append(record_factory(3)).seq == 4
+    report = verify_log(log.path)
+    assert report.ok and report.records == 4
 
 
 def test_a_long_lived_log_chains_after_records_another_writer_added(log_path, record_factory):

@@ -102,6 +102,23 @@ class AuditEntry:
     hash: str
 
 
+_LAST_LINE_SCAN = 64 * 1024
+
+
+def _last_line(fd: int, size: int) -> bytes:
+    """The whole line that ends the log's first ``size`` bytes, or nothing when it is longer than the scan."""
+    if size <= 0:
+        return b""
+    start = max(0, size - _LAST_LINE_SCAN)
+    tail = os.pread(fd, size - start, start)
+    if not tail.endswith(b"\n"):
+        return b""
+    cut = tail.rfind(b"\n", 0, len(tail) - 1)
+    if cut < 0:
+        return tail if start == 0 else b""
+    return tail[cut + 1 :]
+
+
 class _Head(NamedTuple):
     """The chain's head, and the bytes this object left at the end of both files (what makes it trustworthy)."""
 
@@ -166,6 +183,22 @@ class AuditLog:
     def witness_problem(self) -> str | None:
         """Why the last checkpoint did not reach the witness (it lags until one does), None when it did."""
         return self._witness.problem if self._witness is not None else None
+
+    def preload(self) -> None:
+        """Read an existing log's head now (a session does, from a thread, while its first model request is
+        out), so its first record does not. The head is then trusted by the next append exactly as one this
+        object wrote (``_files_as_left``: same files, same size, same last line and anchor bytes); a log that
+        does not exist yet, or whose tail needs a seal, is left to the first record."""
+        if not os.path.lexists(self._anchor_name):
+            return
+        with self._locked():
+            if self._head is not None:
+                return
+            head, prefix = self._load_head()
+            log_fd = self._files.log
+            line = _last_line(log_fd, head.log_end) if log_fd is not None and not prefix else b""
+            if line:
+                self._head = head._replace(last_line=line)
 
     def append(self, record: SessionRecord | Mapping[str, Any]) -> AuditEntry:
         """Chain ``record`` onto the log and return its place once it is on disk (fsynced).

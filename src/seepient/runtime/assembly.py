@@ -323,6 +323,7 @@ def _first_action_warmup(
     ]
     if audit.signer is not None:
         tasks.append(audit.signer.preload)
+    tasks.append(audit.preload)
     if executor is host_reads:  # a worker backend runs commands in its own jail, not this machine's
         tasks.append(host_reads.look_ahead)
     return FirstActionWarmup(tasks)
