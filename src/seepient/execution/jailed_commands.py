@@ -124,6 +124,11 @@ class JailedCommands:
 
     # -- foreground -------------------------------------------------------------------------------------
 
+    def time_guard(self) -> None:
+        """Time one scan of the control files now (from a thread, before the first command), so the first
+        command's bracket already knows whether its scans may run on the event loop or need a thread."""
+        self._timed(self._control.guard.snapshot)
+
     def anticipate(self) -> None:
         """Set a standby jail up for a foreground command the model has started to ask for, unless one is
         ready: the jail a command without network gets, worked out from this moment's look at the host (the

@@ -120,9 +120,11 @@ class LocalExecutor:
 
     def look_ahead(self) -> None:
         """Work out, now, the costly part of what the first jailed command would (the installations its jail
-        shows, which are cached): a session calls this from a thread while its first model request is out."""
+        shows, which are cached, and how long a scan of the control files takes): a session calls this from a
+        thread while its first model request is out."""
         if self.jail.sandbox_mode != "off":
             self.jail.warm_view(self.workspace)
+        self._commands.time_guard()
 
     def anticipate_command(self) -> None:
         """``CommandAnticipating``: set up the next foreground command's jail now, if none is ready."""
