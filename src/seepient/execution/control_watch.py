@@ -165,7 +165,8 @@ def _dump_journal(path: Path, snapshot: ControlSnapshot) -> None:
     temp = path.with_suffix(".tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
+        # dumps, not dump: dump feeds the file from the pure-Python encoder, chunk by chunk.
+        handle.write(json.dumps(data))
     os.replace(temp, path)
 
 
