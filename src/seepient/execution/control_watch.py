@@ -39,6 +39,7 @@ class ControlWatch:
         self._pending: list[Repair] = []
         self._journal: Path | None = None
         self._journal_written: ControlSnapshot | None = None
+        self._journal_dir_made = False
 
     def _busy(self) -> bool:
         return self._active > 0 or self._background_running()
@@ -109,11 +110,15 @@ class ControlWatch:
             tag = _workspace_tag(self.guard.workspace)
             self._journal = self._journal_dir / f"{tag}-{os.getpid()}-{secrets.token_hex(4)}.json"
         try:
-            self._journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not self._journal_dir_made:
+                self._journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self._journal_dir_made = True
             _dump_journal(self._journal, self._baseline)
             self._journal_written = self._baseline
         except OSError:
-            pass  # the journal only helps after a crash; a full disk must not stop the command
+            # The journal only helps after a crash; a full disk must not stop the command. The folder is
+            # made again next time, in case it was what went missing.
+            self._journal_dir_made = False
 
     def _clear_journal(self) -> None:
         if self._journal is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import stat
 import subprocess
 import sys
 import threading
@@ -263,11 +264,17 @@ def _existing(paths: Iterable[str]) -> tuple[tuple[Path, bool], ...]:
         except (OSError, ValueError):
             # Nothing is there, so nothing is at its real location either (most candidates): no realpath.
             continue
-        # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are.
-        path = _real(Path(candidate))
-        if path == Path("/") or not os.path.lexists(path):
+        # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are. That
+        # location holds no link left to follow (or a dangling or looping one, which is no directory), so
+        # one lstat says both whether it exists and whether it is a directory.
+        real = os.path.realpath(candidate)
+        if real == "/":
             continue
-        found[path] = path.is_dir()
+        try:
+            status = lstat(real)
+        except (OSError, ValueError):
+            continue
+        found[Path(real)] = stat.S_ISDIR(status.st_mode)
     directories = [p for p, is_dir in found.items() if is_dir]
     # A path inside another hidden directory is already covered (and its mount point could not be made).
     return tuple(
