@@ -117,3 +117,33 @@ async def test_closing_kills_the_standby(tmp_path: Path) -> None:
     process = standby._ready.process
     await standby.aclose()
     assert process.poll() is not None
+
+
+async def test_a_standby_started_ahead_is_the_jail_the_next_command_runs_in(tmp_path: Path) -> None:
+    jail = _jail(tmp_path)
+    standby = JailStandby(jail.workspace)
+    try:
+        jail.start_standby(standby)
+        assert standby._ready is not None
+        spare = standby._ready.process
+        outcome = await _run(jail, "echo ran-here", standby)
+        assert outcome.stdout == "ran-here\n"
+        # It exited by running the command, not killed unused (which leaves -SIGKILL).
+        assert spare.poll() == 0
+    finally:
+        await standby.aclose()
+
+
+async def test_no_standby_is_started_ahead_with_the_sandbox_off(tmp_path: Path) -> None:
+    on = _jail(tmp_path)
+    off = Jail.build(
+        on.workspace,
+        seepient_home=on.seepient_home,
+        home=on.home,
+        environ=dict(on.environ),
+        sandbox_mode="off",
+    )
+    standby = JailStandby(off.workspace)
+    off.start_standby(standby)
+    assert not standby.ready
+    await standby.aclose()
