@@ -440,6 +440,9 @@ async def test_streamable_http_loopback_is_refused_without_net_settings(tmp_path
     session, events = make_session([{"text": "ok"}])
     try:
         await session.run("hi")
+        # Waited for, as by a session that needs its servers: one that ends first (a one-shot run whose model
+        # never needed them) drops a start that has not run anything yet, and the refusal with it.
+        await session.mcp.ready()
     finally:
         await session.aclose()
     (error,) = _errors(events)
@@ -462,6 +465,7 @@ async def test_streamable_http_to_metadata_or_private_addresses_is_refused(tmp_p
     started = time.monotonic()
     try:
         await session.run("hi")
+        await session.mcp.ready()  # as above: the start is waited for, not dropped with the session's end
     finally:
         await session.aclose()
     assert time.monotonic() - started < 4, "refused before any connection attempt"

@@ -27,7 +27,7 @@ from seepient.execution.sandbox.bwrap import (
     command_tail,
     protected_workspace_paths,
 )
-from seepient.execution.sandbox.host_view import HostView, host_view, warm_host_view
+from seepient.execution.sandbox.host_view import HostView, find_installations, host_view
 from seepient.execution.standby_jail import JailStandby
 from seepient.net.egress_proxy import EgressProxy
 from seepient.protocol.outcomes import BackgroundOutput, ShellOutcome
@@ -129,15 +129,8 @@ class Jail:
         )
 
     def warm_view(self, root: Path) -> None:
-        """Do now the costly part of ``view(root)`` (``warm_host_view``), from a thread."""
-        warm_host_view(
-            home=self.home,
-            seepient_home=self.seepient_home,
-            environ=self.environ,
-            workspace=root,
-            readable=self.readable,
-            hidden=self.hidden,
-        )
+        """Do now the costly part of ``view(root)`` (``find_installations``), from a thread."""
+        find_installations(self.home, self.seepient_home, self.environ, root, self.readable, self.hidden)
 
     def line_argv(
         self, command_line: str, cwd: Path, *, view: HostView | None = None

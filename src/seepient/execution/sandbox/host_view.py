@@ -368,23 +368,7 @@ _cache: dict[tuple[object, ...], _Cached] = {}
 _cache_lock = threading.Lock()
 
 
-def warm_host_view(
-    *,
-    home: Path,
-    seepient_home: Path,
-    environ: Mapping[str, str],
-    workspace: Path | None = None,
-    readable: Sequence[Path] = (),
-    hidden: Sequence[Path] = (),
-) -> None:
-    """Find now the part of ``host_view`` that takes work (the installations, the git identity), for a view
-    asked for soon: from a thread while the first model request is out. Which sensitive locations exist is
-    not looked up: that is done again by every view anyway, and its lstat calls, each letting the interpreter
-    lock go, made this thread and the event loop's take turns at it for milliseconds."""
-    _installations(home, seepient_home, environ, workspace, readable, hidden)
-
-
-def _installations(
+def find_installations(
     home: Path,
     seepient_home: Path,
     environ: Mapping[str, str],
@@ -392,6 +376,10 @@ def _installations(
     readable: Sequence[Path],
     hidden: Sequence[Path],
 ) -> _Cached:
+    """The part of ``host_view`` that takes work (the installations, the git identity), found now unless
+    cached; a session asks for it from a thread while its first model request is out. Which sensitive
+    locations exist is not looked up here: every view does that again anyway, and its lstat calls, each
+    letting the interpreter lock go, made that thread and the event loop take turns at it for milliseconds."""
     watched = tuple(
         environ.get(name, "")
         for name in ("PATH", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DOCKER_HOST", "XDG_RUNTIME_DIR")
@@ -429,7 +417,7 @@ def host_view(
     steps shares them); which sensitive locations exist is looked up every time, so a credential created on the
     host a moment ago (``gh auth login`` in another terminal, Seepient's own audit key at its first record) is
     hidden from the very next command."""
-    cached = _installations(home, seepient_home, environ, workspace, readable, hidden)
+    cached = find_installations(home, seepient_home, environ, workspace, readable, hidden)
     found = cached.installations
     existing = _existing(found.candidates)
     last = cached.last_view
