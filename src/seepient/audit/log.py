@@ -77,6 +77,7 @@ from seepient.audit.log_files import (
     AuditLogError,
     ensure_private_dir,
     find_head,
+    line_ending_at,
     open_log,
     replace_anchor,
     seal_region,
@@ -100,23 +101,6 @@ class AuditEntry:
     seq: int
     prev: str
     hash: str
-
-
-_LAST_LINE_SCAN = 64 * 1024
-
-
-def _last_line(fd: int, size: int) -> bytes:
-    """The whole line that ends the log's first ``size`` bytes, or nothing when it is longer than the scan."""
-    if size <= 0:
-        return b""
-    start = max(0, size - _LAST_LINE_SCAN)
-    tail = os.pread(fd, size - start, start)
-    if not tail.endswith(b"\n"):
-        return b""
-    cut = tail.rfind(b"\n", 0, len(tail) - 1)
-    if cut < 0:
-        return tail if start == 0 else b""
-    return tail[cut + 1 :]
 
 
 class _Head(NamedTuple):
@@ -196,7 +180,7 @@ class AuditLog:
                 return
             head, prefix = self._load_head()
             log_fd = self._files.log
-            line = _last_line(log_fd, head.log_end) if log_fd is not None and not prefix else b""
+            line = line_ending_at(log_fd, head.log_end) if log_fd is not None and not prefix else None
             if line:
                 self._head = head._replace(last_line=line)
 

@@ -59,6 +59,23 @@ class _TailEnd:
     region: _OpenRegion | None
 
 
+def line_ending_at(fd: int, offset: int) -> bytes | None:
+    """The whole line (newline included) that ends just before ``offset``, read backwards in growing windows;
+    None when the byte before ``offset`` ends no line."""
+    if offset <= 0:
+        return None
+    window = 4096
+    while True:
+        begin = max(0, offset - window)
+        data = os.pread(fd, offset - begin, begin)
+        if not data.endswith(b"\n"):
+            return None
+        cut = data.rfind(b"\n", 0, len(data) - 1)
+        if cut >= 0 or begin == 0:
+            return data[cut + 1 :]
+        window *= 4
+
+
 def find_head(
     fd: int, anchor: Anchor, path: Path, want_seq: int | None = None
 ) -> tuple[WalkerState, str | None, _TailEnd, int, str | None]:

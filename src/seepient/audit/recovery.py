@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from seepient.audit._chain import ChainedEntry, decode_line
 from seepient.audit.liveness import writer_alive
+from seepient.audit.log_files import line_ending_at
 from seepient.audit.record import (
     INTENT_TYPE,
     OUTCOME_TYPE,
@@ -180,18 +181,12 @@ def _resume(fd: int, size: int, cache: Path) -> tuple[IntentScan, dict[str, tupl
 
 
 def _entry_ending_at(fd: int, offset: int) -> ChainedEntry | None:
-    """The entry whose line ends just before ``offset``, read backwards in growing windows."""
-    window = 4096
-    while True:
-        begin = max(0, offset - window)
-        data = os.pread(fd, offset - begin, begin)
-        if not data.endswith(b"\n"):
-            return None
-        cut = data.rfind(b"\n", 0, len(data) - 1)
-        if cut >= 0 or begin == 0:
-            decoded = decode_line(data[cut + 1 : -1], 0)
-            return decoded if isinstance(decoded, ChainedEntry) else None
-        window *= 4
+    """The entry whose line ends just before ``offset``."""
+    line = line_ending_at(fd, offset)
+    if line is None:
+        return None
+    decoded = decode_line(line[:-1], 0)
+    return decoded if isinstance(decoded, ChainedEntry) else None
 
 
 def _fields(line: bytes) -> dict[str, Any] | None:

@@ -287,9 +287,9 @@ class Jail:
     def start_standby(self, standby: JailStandby) -> None:
         """Set ``standby`` up with the jail a command without network would get now (see ``_run_with_standby``),
         when bubblewrap can run here as far as this process knows."""
-        status = self.bwrap.probed()
         if self.sandbox_mode == "off" or self.bwrap.bwrap is None or not pidfds_work():
             return
+        status = self.bwrap.probed()
         if status is not None and not status.available:
             return
         standby.refill(self._standby_layout(self.view(self.workspace)))

@@ -128,8 +128,7 @@ class LocalExecutor:
 
     def anticipate_command(self) -> None:
         """``CommandAnticipating``: set up the next foreground command's jail now, if none is ready."""
-        if self.jail.sandbox_mode != "off":
-            self._commands.anticipate()
+        self._commands.anticipate()
 
     async def execute(self, action: ApprovedAction) -> Outcome:
         return await run_handler(self, self.HANDLERS, action)
