@@ -8,12 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from seepient.protocol import ApprovalDecision, ApprovalRequest, ApprovalResponse, ToolResult
 from tests.support.approver import ScriptedApprover
-
-pytestmark = pytest.mark.skipif(not os.path.exists("/usr/bin/bwrap"), reason="needs bubblewrap")
 
 
 def _standby_jails(workspace: Path) -> set[int]:

@@ -677,6 +677,8 @@ async def test_a_server_whose_intent_the_log_refuses_never_starts_and_is_reporte
     session, events = make_session([{"text": "hello"}])
     audit_log.write_text("not a record\n")  # a log whose last line is no record refuses to take more
     outcome = await session.run("hi")
+    # Waited for, as in the refusal tests above: a session ending first drops a start that has run nothing.
+    await asyncio.wait_for(session.mcp.ready(), timeout=120)
     await asyncio.wait_for(session.aclose(), timeout=120)
     assert outcome.reason == "final", "the conversation goes on without the server"
     assert not marker.exists(), "no record, no start"
