@@ -21,6 +21,7 @@ class FirstActionWarmup:
     def __init__(self, tasks: Sequence[Callable[[], object]]) -> None:
         self._tasks = tuple(tasks)
         self._thread: threading.Thread | None = None
+        self._joined: asyncio.Future[None] | None = None
 
     def start(self) -> None:
         if self._thread is None and self._tasks:
@@ -28,10 +29,17 @@ class FirstActionWarmup:
             self._thread.start()
 
     async def wait(self) -> None:
-        """Return once every task has run (at once when they have, or were never started)."""
+        """Return once every task has run (at once when they have, or were never started). Every waiter awaits
+        one join, so the calls of a step waiting here go on in the order they came, as without a warm-up (each
+        with a join of its own, they resumed in whatever order their threads finished)."""
         thread = self._thread
-        if thread is not None and thread.is_alive():
-            await asyncio.to_thread(thread.join)
+        if thread is None or not thread.is_alive():
+            return
+        joined = self._joined
+        # A join belongs to the loop that started it (the SDK's blocking calls each run a loop of their own).
+        if joined is None or joined.get_loop() is not asyncio.get_running_loop():
+            joined = self._joined = asyncio.ensure_future(asyncio.to_thread(thread.join))
+        await asyncio.shield(joined)
 
     def _run(self) -> None:
         for task in self._tasks:
