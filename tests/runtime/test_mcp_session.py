@@ -664,6 +664,7 @@ async def test_a_server_start_runs_only_after_its_intent_is_in_the_log(tmp_path,
     session, _ = make_session([{"text": "hello"}])
     assert session.audit.path == audit_log
     await session.run("hi")
+    await asyncio.wait_for(session.mcp.ready(), timeout=120)  # not dropped with the session's end, as above
     await asyncio.wait_for(session.aclose(), timeout=120)
     assert marker.read_text() == "intent first"
     (start,) = _actions(session, "mcp_server_start")
