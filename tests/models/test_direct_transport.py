@@ -12,19 +12,24 @@ import pytest
 
 from seepient.models.base import ModelError
 from seepient.models.openai_chat import OpenAIChatModel
-from tests.models.helpers import HELLO, collect, only_completion, track
+from seepient.protocol import Message, ModelRequest
+from tests.models.helpers import HELLO, collect, collect_until_error, only_completion, track
 
 _Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[bool]]
 
 
+def _chunk(text: str) -> dict:
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": text}}],
+    }
+
+
 def _events(text: str) -> bytes:
     chunks = [
-        {
-            "id": "c1",
-            "object": "chat.completion.chunk",
-            "model": "m",
-            "choices": [{"index": 0, "delta": {"content": text}}],
-        },
+        _chunk(text),
         {
             "id": "c1",
             "object": "chat.completion.chunk",
@@ -67,6 +72,7 @@ class _Server:
         self.handler = handler
         self.connections = 0
         self.requests = 0
+        self.heads: list[bytes] = []
         self._server: asyncio.base_events.Server | None = None
 
     async def __aenter__(self) -> _Server:
@@ -86,7 +92,8 @@ class _Server:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         try:
-            while await _read_request(reader) is not None:
+            while (head := await _read_request(reader)) is not None:
+                self.heads.append(head)
                 self.requests += 1
                 if not await self.handler(reader, writer, self.requests):
                     break
@@ -232,3 +239,109 @@ async def test_a_large_answer_head_is_read_and_an_endless_one_refused():
         with pytest.raises(ModelError) as caught:
             await collect(model)
     assert "before it answered" in str(caught.value)
+
+
+async def test_a_server_that_stalls_mid_answer_times_out_with_the_models_timeout():
+    async def stalls(_reader, writer, _number):
+        body = _events("partial").split(b"\n\n")[0] + b"\n\n"
+        writer.write(_HEAD + f"{len(body):x}\r\n".encode() + body + b"\r\n")
+        await writer.drain()
+        await asyncio.sleep(5)
+        return False
+
+    async with _Server(stalls) as server:
+        events, error = await collect_until_error(_model(server, timeout_s=0.3))
+    assert _text(events) == "partial"
+    assert error.retryable and "no data from" in str(error)
+
+
+async def test_a_reader_that_falls_behind_stops_the_socket_being_read():
+    # 64 MiB of events, far past what loopback socket buffers hold: a client that kept reading into memory
+    # would let the server finish writing while its consumer sits on the first event.
+    event = b"data: " + json.dumps(_chunk("x" * 1000)).encode() + b"\n\n"
+    count = 64 * 1024 * 1024 // len(event) // 256 * 256
+    finished = asyncio.Event()
+
+    async def floods(_reader, writer, _number):
+        writer.write(_HEAD)
+        piece = event * 256
+        for _ in range(count // 256):
+            writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            await writer.drain()
+        writer.write(_chunked(_events("end")))
+        await writer.drain()
+        finished.set()
+        return False
+
+    async with _Server(floods) as server:
+        stream = _model(server).stream(HELLO)
+        await anext(stream)
+        await asyncio.sleep(1.0)
+        assert not finished.is_set(), "the whole answer was read while nobody asked for it"
+        seen = 1
+        async with asyncio.timeout(60):
+            async for item in stream:
+                seen += type(item).__name__ == "TextChunk"
+        assert finished.is_set() and seen == count + 1
+
+
+async def test_a_large_request_body_reaches_a_slow_reader_whole():
+    bodies: list[bytes] = []
+
+    async def reads_slowly(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
+        )
+        body = bytearray()
+        while len(body) < length:
+            body += await reader.read(64 * 1024)
+            await asyncio.sleep(0.001)
+        bodies.append(bytes(body))
+        writer.write(_HEAD + _chunked(_events("read it")))
+        await writer.drain()
+        writer.close()
+
+    # 8 MiB: more than a loopback socket takes at once, so the client must wait for the reader to drain it.
+    long_text = "y" * (8 * 1024 * 1024)
+    request = ModelRequest(model="label", messages=(Message.user(long_text),))
+    server = await asyncio.start_server(reads_slowly, "127.0.0.1", 0)
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        model = track(OpenAIChatModel("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k"))
+        assert _text(await collect(model, request)) == "read it"
+    assert len(bodies) == 1 and json.loads(bodies[0])["messages"][0]["content"] == long_text
+
+
+async def test_a_key_that_would_add_a_header_is_refused_before_anything_is_sent():
+    async with _Server(_answers) as server:
+        model = track(OpenAIChatModel("m", base_url=server.base_url, api_key="k\r\nX-Injected: yes"))
+        with pytest.raises(ModelError):
+            await collect(model)
+        await asyncio.sleep(0.05)
+    assert server.requests == 0
+
+
+async def test_a_remote_endpoint_goes_through_the_proxy_the_environment_names(monkeypatch):
+    for variable in ("HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    async with _Server(_answers) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
+        model = track(OpenAIChatModel("m", base_url="http://models.invalid/v1", api_key="k"))
+        assert _text(await collect(model)) == "answer 1"
+    assert proxy.heads[0].startswith(b"POST http://models.invalid/v1/chat/completions ")
+
+
+def test_a_remote_endpoint_with_no_proxy_named_is_reached_directly(monkeypatch):
+    from seepient.models._direct_transport import DirectTransport
+
+    for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+
+    async def connections():
+        model = track(OpenAIChatModel("m", base_url="https://models.invalid/v1", api_key="k"))
+        return model._connections_for_running_loop()
+
+    assert isinstance(asyncio.run(connections()), DirectTransport)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
     import httpx2
 
+    from seepient.models._direct_transport import DirectTransport
+
 MAX_ERROR_BODY_BYTES = 64 * 1024
 CONNECT_TIMEOUT_S = 15.0
 _FINISH_BODY_S = 1.0
@@ -70,6 +72,15 @@ def shared_tls_context(trust_env: bool) -> ssl.SSLContext:
     """One verifying TLS context per process (and per ``trust_env``, which decides whether SSL_CERT_FILE is
     read), as httpx would make for each client."""
     return httpx().create_ssl_context(trust_env=trust_env)
+
+
+def _environment_names_a_proxy() -> bool:
+    """Whether the environment (or, on macOS and Windows, the system) names a proxy for any scheme: read as
+    httpx2 reads it, with ``urllib.request.getproxies``."""
+    from urllib.request import getproxies
+
+    proxies = getproxies()
+    return any(proxies.get(scheme) for scheme in ("http", "https", "all"))
 
 
 def is_loopback_url(url: str) -> bool:
@@ -233,9 +244,9 @@ class StreamingHTTPModel:
         # Proxy variables must not reroute a call meant for this machine (and a local server is no reason to
         # consult the environment at all); remote endpoints honour HTTPS_PROXY like any other client.
         self._trust_env = not is_loopback_url(self.base_url)
-        self._client: httpx2.AsyncClient | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._parsed: tuple[str, httpx2.URL] | None = None
+        self._connections: DirectTransport | httpx2.AsyncClient | None = None
+        self._connections_loop: asyncio.AbstractEventLoop | None = None
+        self._request: tuple[str, httpx2.Request] | None = None
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
@@ -270,29 +281,34 @@ class StreamingHTTPModel:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        loop, self._client_loop = self._client_loop, None
-        if client is not None and loop is asyncio.get_running_loop():
-            await client.aclose()
+        connections, self._connections = self._connections, None
+        loop, self._connections_loop = self._connections_loop, None
+        if connections is not None and loop is asyncio.get_running_loop():
+            await connections.aclose()
 
-    def _client_for_running_loop(self) -> httpx2.AsyncClient:
+    def _connections_for_running_loop(self) -> DirectTransport | httpx2.AsyncClient:
         # A pooled connection belongs to the event loop that opened it. The SDK's blocking ``chat()`` runs
-        # each call in a fresh loop, so a client left over from a finished loop is dropped, not reused.
+        # each call in a fresh loop, so connections left over from a finished loop are dropped, not reused.
         loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            httpx2 = httpx()
-            from seepient.models._direct_transport import DirectTransport
-
+        if self._connections is None or self._connections_loop is not loop:
             tls = self._tls()
-            self._client = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(self.timeout_s, connect=min(self.timeout_s, CONNECT_TIMEOUT_S)),
-                trust_env=self._trust_env,
-                verify=tls,
-                # The connections the client makes itself; a proxy from the environment keeps httpx2's own.
-                transport=DirectTransport(tls=tls or None),
-            )
-            self._client_loop = loop
-        return self._client
+            if self._trust_env and _environment_names_a_proxy():
+                # The proxy variables, NO_PROXY and the system's settings are httpx2's to read and follow.
+                httpx2 = httpx()
+                self._connections = httpx2.AsyncClient(
+                    timeout=httpx2.Timeout(self.timeout_s, connect=self._connect_timeout_s()),
+                    trust_env=True,
+                    verify=tls,
+                )
+            else:
+                from seepient.models._direct_transport import DirectTransport
+
+                self._connections = DirectTransport(tls=tls or None)
+            self._connections_loop = loop
+        return self._connections
+
+    def _connect_timeout_s(self) -> float:
+        return min(self.timeout_s, CONNECT_TIMEOUT_S)
 
     def _tls(self) -> ssl.SSLContext | bool:
         """The verifying context for an https endpoint, shared by every client of the process (loading the
@@ -304,6 +320,34 @@ class StreamingHTTPModel:
         return False
 
     @asynccontextmanager
+    async def _response(
+        self, url: str, content: bytes, headers: Mapping[str, str]
+    ) -> AsyncIterator[httpx2.Response]:
+        """The answer to POSTing ``content`` to ``url``, its body still to be read; closed on the way out."""
+        connections = self._connections_for_running_loop()
+        request = self._request_for(url)
+        if isinstance(connections, httpx().AsyncClient):
+            async with connections.stream(
+                "POST",
+                request.url,
+                content=content,
+                headers={**headers, "Accept": "text/event-stream", "Cache-Control": "no-store"},
+            ) as response:
+                yield response
+            return
+        response = await connections.post(
+            request,
+            [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()],
+            content,
+            connect_timeout=self._connect_timeout_s(),
+            timeout=self.timeout_s,
+        )
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    @asynccontextmanager
     async def _event_source(
         self, url: str, body: dict[str, Any], headers: Mapping[str, str]
     ) -> AsyncIterator[httpx2.EventSource]:
@@ -311,14 +355,12 @@ class StreamingHTTPModel:
         while the caller iterates the events inside the ``async with``, becomes a ``ModelError``. (A context
         manager rather than a generator of events: one async hop less per token.)"""
         httpx2 = httpx()
-        client = self._client_for_running_loop()
         answered = False
         try:
             content = encode_body(body)
-            headers = {**headers, "Content-Type": "application/json"}
-            sse = client.sse(self._parsed_url(url), method="POST", content=content, headers=headers)
-            async with sse as source:
-                response = source.response
+            async with self._response(
+                url, content, {**headers, "Content-Type": "application/json"}
+            ) as response:
                 answered = True
                 if response.status_code >= 400:
                     raise await self._http_error(response, url)
@@ -330,7 +372,10 @@ class StreamingHTTPModel:
                         "final address",
                         status=response.status_code,
                     )
-                yield source
+                # An event stream is UTF-8 whatever its Content-Type says (WHATWG HTML, "Server-sent
+                # events"); saying so spares the response parsing its header for a charset.
+                response.encoding = "utf-8"
+                yield httpx2.EventSource(response)
         except ModelError:
             raise
         except httpx2.SSEError as exc:
@@ -359,12 +404,13 @@ class StreamingHTTPModel:
                 f"model {self.name}: the answer from {self.base_url} could not be read ({type(exc).__name__}: {exc})"
             ) from exc
 
-    def _parsed_url(self, url: str) -> httpx2.URL:
-        """``url`` parsed once: httpx parses a text URL twice per request, a sixth of building it."""
-        parsed = self._parsed
-        if parsed is None or parsed[0] != url:
-            parsed = self._parsed = (url, httpx().URL(url))
-        return parsed[1]
+    def _request_for(self, url: str) -> httpx2.Request:
+        """A request naming ``url``, made once: what the answer and its errors refer to (httpx parses a text
+        URL twice per request, a sixth of building one)."""
+        made = self._request
+        if made is None or made[0] != url:
+            made = self._request = (url, httpx().Request("POST", url))
+        return made[1]
 
     async def _finish_body(self, events: AsyncIterator[Any]) -> None:
         """Read what follows the last event (the chunked body's end) so the connection goes back to the pool
