@@ -47,15 +47,23 @@ def _is_terminal(stream: TextIO) -> bool:
 
 class _Visible:
     """A text stream that writes control and format characters as ``shown`` does; tool output, labels and
-    arguments come from the model, the workspace or a tool."""
+    arguments come from the model, the workspace or a tool. What is written is held until ``flush`` and then
+    written in one piece: each line a line-buffered stream writes is a system call (and a wake-up of the
+    terminal or the pipe's reader), and one event is several lines."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self._held: list[str] = []
 
     def write(self, text: str) -> int:
-        return self._stream.write(shown(text))
+        self._held.append(text)
+        return len(text)
 
     def flush(self) -> None:
+        if self._held:
+            text = "".join(self._held)
+            self._held.clear()
+            self._stream.write(shown(text))
         self._stream.flush()
 
 
