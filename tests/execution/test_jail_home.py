@@ -157,6 +157,44 @@ async def test_a_credential_reached_through_a_symbolic_link_is_hidden_where_it_r
     assert MARKER not in output and "cargolike runs" in output
 
 
+async def test_a_credential_under_a_linked_folder_is_hidden_where_it_really_is(
+    workspace: Path, tool_home: Path, outside_dir: Path
+) -> None:
+    """The link is a folder on the way (``~/.config`` kept on another disk), not the credential itself: the
+    location is resolved through every component, and the real file is what the jail hides."""
+    elsewhere = outside_dir / "config-disk"
+    shutil.move(tool_home / ".config", elsewhere)
+    (tool_home / ".config").symlink_to(elsewhere)
+    (elsewhere / "gh").mkdir(exist_ok=True)
+    (elsewhere / "gh" / "hosts.yml").write_text(f"{MARKER} behind a linked folder\n")
+    view = host_view(home=tool_home, seepient_home=tool_home / ".seepient", environ={}, workspace=workspace)
+    assert dict(view.hidden).get((elsewhere / "gh").resolve()) is True
+    code, output = await _run(_executor(workspace, tool_home), f"cat {elsewhere}/gh/hosts.yml; cargolike")
+    assert MARKER not in output and "cargolike runs" in output
+
+
+async def test_a_credential_that_is_a_fifo_or_a_looping_link_neither_hangs_the_view_nor_stops_commands(
+    workspace: Path, tool_home: Path
+) -> None:
+    """Finding a location opens nothing: a FIFO planted where a credential goes is hidden like a file (opening
+    it to read would wait for a writer forever), and a link that loops leads to nothing to hide."""
+    (tool_home / ".npmrc").unlink(missing_ok=True)
+    os.mkfifo(tool_home / ".npmrc")
+    (tool_home / ".cargo" / "credentials.toml").unlink()
+    (tool_home / ".cargo" / "credentials.toml").symlink_to(tool_home / ".cargo" / "credentials.toml")
+    view = await asyncio.wait_for(
+        asyncio.to_thread(
+            host_view, home=tool_home, seepient_home=tool_home / ".seepient", environ={}, workspace=workspace
+        ),
+        10,
+    )
+    hidden = dict(view.hidden)
+    assert hidden.get((tool_home / ".npmrc").resolve()) is False
+    assert not any(path.name == "credentials.toml" for path in hidden)
+    code, output = await _run(_executor(workspace, tool_home), "cargolike")
+    assert code == 0 and "cargolike runs" in output, output
+
+
 async def test_a_credential_created_on_the_host_between_two_commands_is_hidden_from_the_second(
     workspace: Path, tool_home: Path, outside_dir: Path
 ) -> None:

@@ -256,30 +256,52 @@ def _sensitive_candidates(
 
 
 def _existing(paths: Iterable[str]) -> tuple[tuple[Path, bool], ...]:
-    found: dict[Path, bool] = {}
-    lstat = os.lstat
+    found: dict[str, bool] = {}
+    present = os.access
     for candidate in paths:
-        try:
-            lstat(candidate)
-        except (OSError, ValueError):
-            # Nothing is there, so nothing is at its real location either (most candidates): no realpath.
+        # Most candidates are absent: ``access`` answers with a flag where ``lstat`` raises (a third of the
+        # cost of a view); without following a final link, as ``lstat`` would not.
+        if not present(candidate, os.F_OK, effective_ids=_EFFECTIVE_IDS, follow_symlinks=False):
             continue
-        # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are. That
-        # location holds no link left to follow (or a dangling or looping one, which is no directory), so
-        # one lstat says both whether it exists and whether it is a directory.
-        real = os.path.realpath(candidate)
-        if real == "/":
-            continue
-        try:
-            status = lstat(real)
-        except (OSError, ValueError):
-            continue
-        found[Path(real)] = stat.S_ISDIR(status.st_mode)
+        # Mount on the real location: a symlinked ~/.ssh is hidden where its contents actually are. A link
+        # that dangles or loops leads to nothing to hide (and nothing a mount could be made on).
+        real = _real_location(candidate)
+        if real is not None and real[0] != "/":
+            found[real[0]] = real[1]
     directories = [p for p, is_dir in found.items() if is_dir]
     # A path inside another hidden directory is already covered (and its mount point could not be made).
     return tuple(
-        (p, d) for p, d in sorted(found.items()) if not any(q != p and _within(p, q) for q in directories)
+        (Path(p), d)
+        for p, d in sorted(found.items())
+        if not any(q != p and p.startswith(q + "/") for q in directories)
     )
+
+
+_EFFECTIVE_IDS = os.access in os.supports_effective_ids
+_OPEN_PATH_ONLY = getattr(os, "O_PATH", 0)
+
+
+def _real_location(path: str) -> tuple[str, bool] | None:
+    """Where ``path`` really is, every link on the way followed, and whether that is a directory; None when
+    nothing is there. On Linux the kernel resolves it (an ``O_PATH`` descriptor opens nothing, not even a FIFO,
+    and its ``/proc`` link names the location): a few system calls where ``os.path.realpath`` makes one per
+    component in Python."""
+    if _OPEN_PATH_ONLY:
+        try:
+            fd = os.open(path, _OPEN_PATH_ONLY | os.O_CLOEXEC)
+        except (OSError, ValueError):
+            return None
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}"), stat.S_ISDIR(os.fstat(fd).st_mode)
+        except OSError:
+            pass  # no /proc here: resolve it the portable way
+        finally:
+            os.close(fd)
+    real = os.path.realpath(path)
+    try:
+        return real, stat.S_ISDIR(os.stat(real, follow_symlinks=False).st_mode)
+    except (OSError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
