@@ -6,12 +6,11 @@ The SDK names (``Agent``, ``Client``) are imported lazily so that ``import seepi
 from __future__ import annotations
 
 from seepient._lazy_exports import lazy_exports
+from seepient._version import __version__
 
 # Not ``typing.TYPE_CHECKING``: every console-script start imports this package, and ``typing`` costs a few ms
 # the warm start's client does not otherwise pay.
 TYPE_CHECKING = False
-
-__version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from seepient.surfaces.sdk import Agent, Client

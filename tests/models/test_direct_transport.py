@@ -345,3 +345,14 @@ def test_a_remote_endpoint_with_no_proxy_named_is_reached_directly(monkeypatch):
         return model._connections_for_running_loop()
 
     assert isinstance(asyncio.run(connections()), DirectTransport)
+
+
+async def test_a_key_an_http_header_cannot_carry_is_a_clear_error_that_does_not_show_it():
+    async with _Server(_answers) as server:
+        model = track(
+            OpenAIChatModel("m", base_url=server.base_url, api_key="sk-€-secret", api_key_env="KEY")
+        )
+        with pytest.raises(ModelError) as caught:
+            await collect(model)
+    assert "Authorization header" in str(caught.value) and "$KEY" in str(caught.value)
+    assert "secret" not in str(caught.value) and server.requests == 0

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import h11
 import httpx2
 
-from seepient import __version__
+from seepient._version import __version__
 
 _MAX_IDLE_PER_ORIGIN = 8
 # A connection idle longer than this is closed rather than reused (httpx's default too): a peer or a NAT between

@@ -324,6 +324,7 @@ class StreamingHTTPModel:
         self, url: str, content: bytes, headers: Mapping[str, str]
     ) -> AsyncIterator[httpx2.Response]:
         """The answer to POSTing ``content`` to ``url``, its body still to be read; closed on the way out."""
+        raw_headers = self._raw_headers(headers)
         connections = self._connections_for_running_loop()
         request = self._request_for(url)
         if isinstance(connections, httpx().AsyncClient):
@@ -337,7 +338,7 @@ class StreamingHTTPModel:
             return
         response = await connections.post(
             request,
-            [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()],
+            raw_headers,
             content,
             connect_timeout=self._connect_timeout_s(),
             timeout=self.timeout_s,
@@ -346,6 +347,17 @@ class StreamingHTTPModel:
             yield response
         finally:
             await response.aclose()
+
+    def _raw_headers(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+        try:
+            return [(name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items()]
+        except UnicodeEncodeError:
+            # The value is not shown: it is most likely the key.
+            names = ", ".join(name for name, value in headers.items() if not _sendable(name, value))
+            raise ModelError(
+                f"model {self.name}: the {names} header holds characters an HTTP header cannot carry; "
+                f"{self._key_hint()}"
+            ) from None
 
     @asynccontextmanager
     async def _event_source(
@@ -535,6 +547,10 @@ class StreamingHTTPModel:
                 retry_after_s=retry_after,
             )
         return ModelError(f"model {self.name}: request rejected ({where}): {message}", status=status)
+
+
+def _sendable(name: str, value: str) -> bool:
+    return name.isascii() and all(ord(character) < 256 for character in value)
 
 
 def _describe(exc: BaseException) -> str:
