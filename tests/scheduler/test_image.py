@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from seepient.scheduler.image import (
@@ -41,11 +42,21 @@ def test_the_overlay_holds_the_worker_closure_and_nothing_else_of_seepient(tmp_p
     _stage_overlay(tmp_path)
     package = tmp_path / "usr/local/lib/python3.11/dist-packages/seepient"
     top = sorted(p.name for p in package.iterdir())
-    assert top == ["__init__.py", "_lazy_exports.py", "execution", "protocol", "scheduler"]
+    assert top == ["__init__.py", "_lazy_exports.py", "_version.py", "execution", "protocol", "scheduler"]
     assert sorted(p.name for p in (package / "scheduler").glob("*.py")) == ["__init__.py", "worker.py"]
     site = package.parent
     assert (site / "pydantic").is_dir() and (site / "rfc8785").is_dir()
     assert not (site / "cryptography").exists() and not (site / "aiohttp").exists()
+
+
+def test_the_overlay_alone_is_enough_to_import_the_worker(tmp_path: Path) -> None:
+    """The closure is a list kept by hand: a module the worker's imports reach and the list lacks would make
+    every worker exit before its first dispatch, so the overlay is imported with nothing else on the path."""
+    _stage_overlay(tmp_path)
+    site = tmp_path / "usr/local/lib/python3.11/dist-packages"
+    probe = f"import sys; sys.path.insert(0, {str(site)!r}); import seepient.scheduler.worker"
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_inputs_digest_is_stable() -> None:

@@ -50,6 +50,7 @@ WORKER_DISTRIBUTIONS = (
 WORKER_MODULES = (
     "__init__.py",
     "_lazy_exports.py",
+    "_version.py",
     "protocol",
     "execution/__init__.py",
     "execution/capped_output.py",
