@@ -349,15 +349,17 @@ class StreamingHTTPModel:
             await response.aclose()
 
     def _raw_headers(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
-        try:
-            return [(name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items()]
-        except UnicodeEncodeError:
-            # The value is not shown: it is most likely the key.
-            names = ", ".join(name for name, value in headers.items() if not _sendable(name, value))
-            raise ModelError(
-                f"model {self.name}: the {names} header holds characters an HTTP header cannot carry; "
-                f"{self._key_hint()}"
-            ) from None
+        raw = []
+        for name, value in headers.items():
+            try:
+                raw.append((name.encode("ascii"), value.encode("latin-1")))
+            except UnicodeEncodeError:
+                # The value is not shown: it is most likely the key.
+                raise ModelError(
+                    f"model {self.name}: the {name} header holds characters an HTTP header cannot carry; "
+                    f"{self._key_hint()}"
+                ) from None
+        return raw
 
     @asynccontextmanager
     async def _event_source(
@@ -547,10 +549,6 @@ class StreamingHTTPModel:
                 retry_after_s=retry_after,
             )
         return ModelError(f"model {self.name}: request rejected ({where}): {message}", status=status)
-
-
-def _sendable(name: str, value: str) -> bool:
-    return name.isascii() and all(ord(character) < 256 for character in value)
 
 
 def _describe(exc: BaseException) -> str:

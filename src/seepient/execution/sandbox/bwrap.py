@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from seepient.execution.host_programs import host_program
-from seepient.execution.sandbox.host_view import HostView
+from seepient.execution.sandbox.host_view import HostView, path_order, text_within
 
 _PROBE_TIMEOUT_S = 10.0
 
@@ -131,23 +131,7 @@ def command_tail(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> l
 
 
 def _within(path: Path, roots: Sequence[Path]) -> bool:
-    return _text_within(str(path), [str(root) for root in roots])
-
-
-def _text_within(path: str, roots: Sequence[str]) -> bool:
-    """``path`` is one of ``roots`` or lies below one; every path is absolute and normalised (a real path or a
-    ``Path``'s text), so comparing text is ``Path.is_relative_to`` without its parsing, which made up most of
-    the cost of building every step's command line."""
-    if path.startswith("//") or any(root.startswith("//") for root in roots):
-        # POSIX lets a path begin with exactly two slashes, a root of its own that pathlib keeps apart.
-        return any(Path(path) == Path(root) or Path(path).is_relative_to(root) for root in roots)
-    return any(path == root or path.startswith(root if root.endswith("/") else root + "/") for root in roots)
-
-
-def _path_order(path: str) -> tuple[str, ...]:
-    """The order ``Path`` objects sort in (component by component), so a folder's mount comes before those
-    inside it however the names compare to ``/``."""
-    return tuple(path.split("/"))
+    return text_within(str(path), [str(root) for root in roots])
 
 
 class BwrapSandbox:
@@ -265,7 +249,7 @@ class BwrapSandbox:
         root = workspace.resolve()
         root_text = str(root)
         for path, _ in view.hidden:
-            if _text_within(root_text, [str(path)]):
+            if text_within(root_text, [str(path)]):
                 raise ValueError(
                     f"the workspace {root} lies inside the sensitive location {path}; refusing to sandbox it"
                 )
@@ -315,11 +299,11 @@ class BwrapSandbox:
         private_text = [str(path) for path in private]
 
         def shown(path: str) -> bool:
-            if _text_within(path, hidden):
+            if text_within(path, hidden):
                 return False
-            if _text_within(path, bound):
+            if text_within(path, bound):
                 return True
-            return not _text_within(path, private_text) and view.visible(Path(path))
+            return not text_within(path, private_text) and view.visible(Path(path))
 
         return shown
 
@@ -364,7 +348,7 @@ class BwrapSandbox:
 
     @staticmethod
     def _protect_inside(root: Path, read_only_inside: Sequence[Path], hidden: Sequence[Path]) -> list[str]:
-        # On the paths' text (real paths, so normalised): see ``_text_within``.
+        # On the paths' text (real paths, so normalised): see ``host_view.text_within``.
         top = str(root)
         below_top = top if top.endswith("/") else top + "/"
         hidden_text = [str(path) for path in hidden]
@@ -375,7 +359,7 @@ class BwrapSandbox:
                 path == top
                 or not path.startswith(below_top)
                 or not os.path.lexists(path)
-                or _text_within(path, hidden_text)
+                or text_within(path, hidden_text)
             ):
                 continue
             targets.add(path)
@@ -389,8 +373,8 @@ class BwrapSandbox:
                 pins.add(parent)
                 parent = os.path.dirname(parent)
         mounts: list[str] = []
-        for pin in sorted(pins, key=_path_order):
+        for pin in sorted(pins, key=path_order):
             mounts += ["--bind", pin, pin]
-        for path in sorted(targets, key=_path_order):
+        for path in sorted(targets, key=path_order):
             mounts += ["--ro-bind", path, path]
         return mounts

@@ -80,6 +80,22 @@ class HostView:
         return any(_within(path, shown) for shown in self.shown)
 
 
+def text_within(path: str, roots: Sequence[str]) -> bool:
+    """``path`` is one of ``roots`` or lies below one; every path is absolute and normalised (a real path or a
+    ``Path``'s text), so comparing text is ``Path.is_relative_to`` without its parsing, which made up most of
+    the cost of building every step's command line."""
+    if path.startswith("//") or any(root.startswith("//") for root in roots):
+        # POSIX lets a path begin with exactly two slashes, a root of its own that pathlib keeps apart.
+        return any(Path(path) == Path(root) or Path(path).is_relative_to(root) for root in roots)
+    return any(path == root or path.startswith(root if root.endswith("/") else root + "/") for root in roots)
+
+
+def path_order(path: str) -> tuple[str, ...]:
+    """The order ``Path`` objects sort in (component by component), so a folder's mount comes before those
+    inside it however the names compare to ``/``."""
+    return tuple(path.split("/"))
+
+
 def _within(path: Path, root: Path) -> bool:
     """``path`` is ``root`` or lies below it, as ``Path.is_relative_to`` says for absolute paths (both sides
     lexical), on their text: a view makes thousands of these checks."""
@@ -270,10 +286,11 @@ def _existing(paths: Iterable[str]) -> tuple[tuple[Path, bool], ...]:
             found[real[0]] = real[1]
     directories = [p for p, is_dir in found.items() if is_dir]
     # A path inside another hidden directory is already covered (and its mount point could not be made).
+    # Compared as the real paths' text, and given in the order ``Path`` objects sort in.
     return tuple(
         (Path(p), d)
-        for p, d in sorted(found.items())
-        if not any(q != p and p.startswith(q + "/") for q in directories)
+        for p, d in sorted(found.items(), key=lambda item: path_order(item[0]))
+        if not text_within(p, [q for q in directories if q != p])
     )
 
 
