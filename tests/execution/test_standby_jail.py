@@ -4,6 +4,7 @@ standby set up before the host changed (a hidden file replaced by a rename, a cr
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from seepient.execution.jail import Jail
@@ -109,14 +110,44 @@ def test_an_environment_bash_would_not_pass_on_unchanged_gets_a_jail_of_its_own(
     assert command_payload(["x" * 40_000], cwd=cwd, env={}) is None
 
 
-async def test_closing_kills_the_standby(tmp_path: Path) -> None:
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    waiting = [pid]
+    while waiting:
+        parent = waiting.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        waiting += [int(child) for child in children]
+        found.update(int(child) for child in children)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running, not gone or a zombie (whose command line reads empty)."""
+    try:
+        return bool(Path(f"/proc/{pid}/cmdline").read_bytes())
+    except OSError:
+        return False
+
+
+async def test_closing_kills_the_standby_and_every_process_in_it(tmp_path: Path) -> None:
     jail = _jail(tmp_path)
-    standby = JailStandby(jail.workspace)
-    await _run(jail, "true", standby)
-    assert standby._ready is not None
-    process = standby._ready.process
-    await standby.aclose()
-    assert process.poll() is not None
+    # The jail's processes die of bubblewrap's death a moment after it; a few rounds catch a kill that
+    # returns in that moment.
+    for _ in range(12):
+        standby = JailStandby(jail.workspace)
+        jail.start_standby(standby)
+        assert standby._ready is not None
+        process = standby._ready.process
+        deadline = time.monotonic() + 5
+        while len(inside := _descendants(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert len(inside) >= 2  # the namespace's init and the trampoline waiting on its input
+        await standby.aclose()
+        assert process.poll() is not None
+        assert not [pid for pid in inside if _alive(pid)]
 
 
 async def test_a_standby_started_ahead_is_the_jail_the_next_command_runs_in(tmp_path: Path) -> None:

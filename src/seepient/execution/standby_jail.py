@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import os
 import re
+import select
 import signal
 import subprocess
 import time
@@ -42,6 +43,10 @@ exec -- "${{{_FIELDS}[@]:3+{_FIELDS}[2]}}"
 _MAX_AGE_S = 30.0
 """A standby jail unused this long is killed: an idle session keeps no processes, and a command after a long
 pause does not notice the few milliseconds."""
+
+_GONE_WITHIN_S = 2.0
+"""How long killing a standby jail waits for its processes to be gone (they have been sent SIGKILL; a busy
+machine takes milliseconds)."""
 
 _MAX_PAYLOAD_BYTES = 32 * 1024
 """Below a pipe's capacity (64 KiB on Linux), so handing the command over never blocks."""
@@ -145,10 +150,43 @@ def _spawn(layout: tuple[str, ...], workspace: Path) -> _Standby | None:
     return _Standby(process, layout, files, time.monotonic())
 
 
+def _namespace_init(pid: int) -> int | None:
+    """A pidfd of bubblewrap ``pid``'s child, the init of the jail's pid namespace, or None when it has none.
+
+    The pid is read from /proc and then checked to still be a child of ``pid`` once the pidfd is held: the
+    pidfd then names that process whatever happens to the number."""
+    if not hasattr(os, "pidfd_open"):
+        return None
+    try:
+        (child,) = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pidfd = os.pidfd_open(int(child))
+    except (OSError, ValueError):
+        return None
+    try:
+        parent = int(Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        parent = None
+    if parent != pid:
+        os.close(pidfd)
+        return None
+    return pidfd
+
+
 def _kill(standby: _Standby) -> None:
+    # Bubblewrap's death reaches the jail's processes as a signal (--die-with-parent), so they can still be
+    # there when bubblewrap has been reaped; its namespace's init is gone only once every process of the jail
+    # is (the kernel kills and reaps the rest before the init ends), so waiting for it makes "killed" mean gone.
+    init = _namespace_init(standby.process.pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(standby.process.pid, signal.SIGKILL)
     standby.process.wait()
+    if init is not None:
+        try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                signal.pidfd_send_signal(init, signal.SIGKILL)
+            select.select([init], [], [], _GONE_WITHIN_S)
+        finally:
+            os.close(init)
     for stream in (standby.process.stdin, standby.process.stdout, standby.process.stderr):
         if stream is not None:
             with contextlib.suppress(OSError):
