@@ -96,6 +96,54 @@ async def test_a_credential_created_after_the_standby_was_set_up_is_hidden(tmp_p
         await standby.aclose()
 
 
+_AWKWARD = [
+    "",
+    " leading and trailing  ",
+    "tab\tnew\nline\r\n",
+    "back\\slash \\n $HOME `id` $(id) '\"",
+    "-n",
+    "* ? [a]",
+    "\x01\x02\x03\x7f " + os.fsdecode(b"\xff\xfe raw bytes"),
+    "é 日本 🙂",
+    "x" * 5000,
+]
+
+
+async def test_awkward_arguments_and_values_reach_the_command_byte_for_byte(tmp_path: Path) -> None:
+    jail = _jail(tmp_path)
+    standby = JailStandby(jail.workspace)
+    # As the shell tool runs a plain program: with the SHLVL and PWD bash would have given it
+    # (``plain_command.py``), here a PWD naming elsewhere, which bubblewrap's --chdir corrects.
+    extra = {f"AWKWARD_{index}": value for index, value in enumerate(_AWKWARD)}
+    extra |= {"SHLVL": "2", "PWD": "/elsewhere"}
+
+    async def run(argv: list[str], with_standby: JailStandby | None):
+        view = jail.view(jail.workspace)
+        return await jail.run(
+            argv, cwd=jail.workspace, timeout_s=10, extra_env=extra, view=view, standby=with_standby
+        )
+
+    try:
+        await run(["true"], standby)  # sets the standby up
+        for argv in (["printf", "%s\\0", *_AWKWARD], ["env", "-0"]):
+            spare = standby._ready
+            assert spare is not None
+            taken = await run(argv, standby)
+            assert spare.process.returncode == 0  # it ran the command, not killed unused
+            own = await run(argv, None)
+            assert taken.exit_code == own.exit_code == 0
+            # The same bytes (the environment in the order the shell keeps it)
+            assert sorted(taken.stdout.split("\0")) == sorted(own.stdout.split("\0"))
+        printed = (await run(["printf", "%s\\0", *_AWKWARD], standby)).stdout.split("\0")
+        assert [value for value in printed[:-1] if "raw bytes" not in value] == [
+            value for value in _AWKWARD if "raw bytes" not in value
+        ]
+        variables = (await run(["env", "-0"], standby)).stdout.split("\0")
+        assert {f"AWKWARD_{i}={v}" for i, v in enumerate(_AWKWARD) if "raw" not in v} <= set(variables)
+    finally:
+        await standby.aclose()
+
+
 def test_an_environment_bash_would_not_pass_on_unchanged_gets_a_jail_of_its_own() -> None:
     cwd = Path("/")
     assert command_payload(["true"], cwd=cwd, env={"PATH": "/bin"}) is not None
@@ -108,6 +156,10 @@ def test_an_environment_bash_would_not_pass_on_unchanged_gets_a_jail_of_its_own(
         assert command_payload(["true"], cwd=cwd, env=env) is None
     assert command_payload(["true"], cwd=cwd, env={"SHLVL": "x"}) is None
     assert command_payload(["x" * 40_000], cwd=cwd, env={}) is None
+    # Fields are cut at a byte none of them holds; a command holding every such byte gets a jail of its own.
+    every = "".join(map(chr, range(2, 32))) + "!#%+,-./:;=@^_|~"
+    assert command_payload(["printf", every[:-1]], cwd=cwd, env={}) is not None
+    assert command_payload(["printf", every], cwd=cwd, env={}) is None
 
 
 def _descendants(pid: int) -> set[int]:
