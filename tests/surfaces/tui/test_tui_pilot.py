@@ -4,6 +4,7 @@ approval modal's answers, interrupts, history, the mode toggle and the slash com
 from __future__ import annotations
 
 import asyncio
+import time
 
 from textual.widgets import Input
 
@@ -26,10 +27,15 @@ async def _settle(pilot) -> None:  # type: ignore[no-untyped-def]
     """Wait for the running turn (if any), for focus to be back in the prompt (the footer's keys follow the
     focus, and a screenshot taken before it moved shows another footer) and let the screen catch up."""
     app: SeepientTui = pilot.app
-    for _ in range(400):
+    # By the clock, not a count of polls: on a busy machine a turn's first jailed command alone took longer
+    # than 400 polls, and the screenshot then showed the turn half done.
+    deadline = time.monotonic() + 60
+    while True:
         await pilot.pause()
         if not app.working and isinstance(app.focused, PromptInput):
             break
+        if time.monotonic() > deadline:
+            raise AssertionError("the turn did not end, or the prompt never had the focus back, within 60 s")
         await asyncio.sleep(0.01)
     await pilot.pause(0.1)
 
