@@ -414,11 +414,22 @@ def find_installations(
     workspace: Path | None,
     readable: Sequence[Path],
     hidden: Sequence[Path],
-) -> _Cached:
-    """The part of ``host_view`` that takes work (the installations, the git identity), found now unless
-    cached; a session asks for it from a thread while its first model request is out. Which sensitive
+) -> None:
+    """Find now, unless they are cached, the part of ``host_view`` that takes work (the installations, the git
+    identity): a session asks for it from a thread while its first model request is out. Which sensitive
     locations exist is not looked up here: every view does that again anyway, and its lstat calls, each
     letting the interpreter lock go, made that thread and the event loop take turns at it for milliseconds."""
+    _installations(home, seepient_home, environ, workspace, readable, hidden)
+
+
+def _installations(
+    home: Path,
+    seepient_home: Path,
+    environ: Mapping[str, str],
+    workspace: Path | None,
+    readable: Sequence[Path],
+    hidden: Sequence[Path],
+) -> _Cached:
     watched = tuple(
         environ.get(name, "")
         for name in ("PATH", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DOCKER_HOST", "XDG_RUNTIME_DIR")
@@ -456,7 +467,7 @@ def host_view(
     steps shares them); which sensitive locations exist is looked up every time, so a credential created on the
     host a moment ago (``gh auth login`` in another terminal, Seepient's own audit key at its first record) is
     hidden from the very next command."""
-    cached = find_installations(home, seepient_home, environ, workspace, readable, hidden)
+    cached = _installations(home, seepient_home, environ, workspace, readable, hidden)
     found = cached.installations
     existing = _existing(found.candidates)
     last = cached.last_view
