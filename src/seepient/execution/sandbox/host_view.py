@@ -393,7 +393,7 @@ def _mounts(
     return homes, shown
 
 
-class _Cached:
+class CachedInstallations:
     """One key's installations, when they were found, and the last view made from them (kept while what exists
     stays the same, so a run of steps shares one view object and the sandbox's memo of it)."""
 
@@ -403,7 +403,7 @@ class _Cached:
         self.last_view: HostView | None = None
 
 
-_cache: dict[tuple[object, ...], _Cached] = {}
+_cache: dict[tuple[object, ...], CachedInstallations] = {}
 _cache_lock = threading.Lock()
 
 
@@ -414,22 +414,11 @@ def find_installations(
     workspace: Path | None,
     readable: Sequence[Path],
     hidden: Sequence[Path],
-) -> None:
-    """Find now, unless they are cached, the part of ``host_view`` that takes work (the installations, the git
-    identity): a session asks for it from a thread while its first model request is out. Which sensitive
+) -> CachedInstallations:
+    """The part of ``host_view`` that takes work (the installations, the git identity), found now unless
+    cached; a session asks for it from a thread while its first model request is out. Which sensitive
     locations exist is not looked up here: every view does that again anyway, and its lstat calls, each
     letting the interpreter lock go, made that thread and the event loop take turns at it for milliseconds."""
-    _installations(home, seepient_home, environ, workspace, readable, hidden)
-
-
-def _installations(
-    home: Path,
-    seepient_home: Path,
-    environ: Mapping[str, str],
-    workspace: Path | None,
-    readable: Sequence[Path],
-    hidden: Sequence[Path],
-) -> _Cached:
     watched = tuple(
         environ.get(name, "")
         for name in ("PATH", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DOCKER_HOST", "XDG_RUNTIME_DIR")
@@ -446,7 +435,7 @@ def _installations(
     with _cache_lock:
         cached = _cache.get(key)
     if cached is None or now - cached.found_at >= _CACHE_SECONDS:
-        cached = _Cached(now, _build(home, seepient_home, environ, workspace, readable, hidden))
+        cached = CachedInstallations(now, _build(home, seepient_home, environ, workspace, readable, hidden))
         with _cache_lock:
             if len(_cache) > 64:
                 _cache.clear()
@@ -467,7 +456,7 @@ def host_view(
     steps shares them); which sensitive locations exist is looked up every time, so a credential created on the
     host a moment ago (``gh auth login`` in another terminal, Seepient's own audit key at its first record) is
     hidden from the very next command."""
-    cached = _installations(home, seepient_home, environ, workspace, readable, hidden)
+    cached = find_installations(home, seepient_home, environ, workspace, readable, hidden)
     found = cached.installations
     existing = _existing(found.candidates)
     last = cached.last_view
