@@ -4,6 +4,7 @@ standby set up before the host changed (a hidden file replaced by a rename, a cr
 from __future__ import annotations
 
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -200,6 +201,33 @@ async def test_closing_kills_the_standby_and_every_process_in_it(tmp_path: Path)
         await standby.aclose()
         assert process.poll() is not None
         assert not [pid for pid in inside if _alive(pid)]
+
+
+async def test_a_process_holding_many_descriptors_kills_its_standby_all_the_same(tmp_path: Path) -> None:
+    # A server with hundreds of sessions holds descriptors past 1024, where select() cannot wait on one.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1200
+    if soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
+    held: list[int] = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        jail = _jail(tmp_path)
+        standby = JailStandby(jail.workspace)
+        jail.start_standby(standby)
+        assert standby._ready is not None
+        process = standby._ready.process
+        deadline = time.monotonic() + 5
+        while len(inside := _descendants(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        await standby.aclose()
+        assert process.poll() is not None
+        assert not [pid for pid in inside if _alive(pid)]
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 async def test_a_standby_started_ahead_is_the_jail_the_next_command_runs_in(tmp_path: Path) -> None:

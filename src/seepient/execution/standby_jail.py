@@ -214,7 +214,10 @@ def _kill(standby: _Standby) -> None:
         try:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 signal.pidfd_send_signal(init, signal.SIGKILL)
-            select.select([init], [], [], _GONE_WITHIN_S)
+            # poll, not select: a process serving many sessions holds descriptors past select's 1024.
+            gone = select.poll()
+            gone.register(init, select.POLLIN)
+            gone.poll(_GONE_WITHIN_S * 1000)
         finally:
             os.close(init)
     for stream in (standby.process.stdin, standby.process.stdout, standby.process.stderr):
