@@ -185,22 +185,26 @@ def _alive(pid: int) -> bool:
         return False
 
 
+async def _close_a_waiting_standby_and_check_nothing_of_it_runs(jail: Jail) -> None:
+    standby = JailStandby(jail.workspace)
+    jail.start_standby(standby)
+    assert standby._ready is not None
+    process = standby._ready.process
+    deadline = time.monotonic() + 5
+    while len(inside := _descendants(process.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert len(inside) >= 2  # the namespace's init and the trampoline waiting on its input
+    await standby.aclose()
+    assert process.poll() is not None
+    assert not [pid for pid in inside if _alive(pid)]
+
+
 async def test_closing_kills_the_standby_and_every_process_in_it(tmp_path: Path) -> None:
     jail = _jail(tmp_path)
     # The jail's processes die of bubblewrap's death a moment after it; a few rounds catch a kill that
     # returns in that moment.
     for _ in range(12):
-        standby = JailStandby(jail.workspace)
-        jail.start_standby(standby)
-        assert standby._ready is not None
-        process = standby._ready.process
-        deadline = time.monotonic() + 5
-        while len(inside := _descendants(process.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        assert len(inside) >= 2  # the namespace's init and the trampoline waiting on its input
-        await standby.aclose()
-        assert process.poll() is not None
-        assert not [pid for pid in inside if _alive(pid)]
+        await _close_a_waiting_standby_and_check_nothing_of_it_runs(jail)
 
 
 async def test_a_process_holding_many_descriptors_kills_its_standby_all_the_same(tmp_path: Path) -> None:
@@ -213,17 +217,7 @@ async def test_a_process_holding_many_descriptors_kills_its_standby_all_the_same
     try:
         while not held or held[-1] < 1100:
             held.append(os.open(os.devnull, os.O_RDONLY))
-        jail = _jail(tmp_path)
-        standby = JailStandby(jail.workspace)
-        jail.start_standby(standby)
-        assert standby._ready is not None
-        process = standby._ready.process
-        deadline = time.monotonic() + 5
-        while len(inside := _descendants(process.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        await standby.aclose()
-        assert process.poll() is not None
-        assert not [pid for pid in inside if _alive(pid)]
+        await _close_a_waiting_standby_and_check_nothing_of_it_runs(_jail(tmp_path))
     finally:
         for fd in held:
             os.close(fd)
