@@ -15,7 +15,7 @@ import pytest
 
 from seepient.audit import AuditLog, AuditLogError
 from seepient.audit import log as log_module
-from tests.audit.conftest import make_record, read_anchor_slots
+from tests.audit.conftest import SignedLog, make_record, read_anchor_slots
 from tests.conftest import REPO
 
 
@@ -168,11 +168,65 @@ def test_without_a_thread_to_settle_on_the_record_settles_at_once(signed_log, mo
     log = signed_log(1)
     writer = log.writer()
 
-    def no_thread() -> None:
+    def no_thread(cls: type) -> None:
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr(log_module, "_Settler", no_thread)
+    monkeypatch.setattr(log_module._Settler, "_shared", None)
+    monkeypatch.setattr(log_module._Settler, "shared", classmethod(no_thread))
     assert writer.append_settling(make_record(2)).seq == 2
     assert _anchored_seq(log.anchor) == 2
     writer.close()
     assert log.verify().ok
+
+
+def test_every_log_of_a_process_settles_and_signs_on_one_thread_each(tmp_path):
+    # A server holds a log per session: a thread per log was a thread start on each session's first record.
+    from seepient.audit.signing import CheckpointSigner
+
+    logs = [
+        AuditLog(tmp_path / f"s{index}" / "audit.log", signer=CheckpointSigner(tmp_path / f"s{index}.key"))
+        for index in range(6)
+    ]
+    for log in logs:
+        log.preload()
+        log.append_settling(make_record(1))
+        log.append(make_record(2))
+        log.append_settling(make_record(3))
+    for log in logs:
+        log.close()
+    names = [thread.name for thread in threading.enumerate()]
+    assert names.count("seepient-audit-settler") == 1
+    assert names.count("seepient-audit-signer") == 1
+    for index in range(6):
+        assert _anchored_seq(tmp_path / f"s{index}" / "audit.log.anchor") == 3
+
+
+def test_logs_appending_at_once_from_many_threads_all_sign_their_heads(tmp_path):
+    # Two logs' durable appends meet at the one signing thread: the second signs on its own thread instead of
+    # waiting out the first one's fsync, and every head is signed.
+
+    # One key, made by whichever thread's first append comes first (the others read it).
+    signed = [
+        SignedLog(tmp_path / f"s{index}" / "audit.log", tmp_path / "keys" / "k.key", None)
+        for index in range(4)
+    ]
+    logs = [log.writer() for log in signed]
+    failures: list[BaseException] = []
+
+    def append_many(log: AuditLog) -> None:
+        try:
+            for index in range(1, 41):
+                log.append(make_record(index))
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=append_many, args=(log,)) for log in logs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not failures
+    for log, files in zip(logs, signed, strict=True):
+        log.close()
+        report = files.verify()
+        assert report.ok and report.records == 40 and report.checkpoint_seq == 40, report

@@ -151,7 +151,6 @@ class AuditLog:
         self._head: _Head | None = None
         # flock excludes other openings of the lock file, not threads sharing this object's descriptor.
         self._threads = threading.Lock()
-        self._settler: _Settler | None = None
         #: why the last ``append_settling`` record did not become durable, raised by the next append or close
         self._settle_error: BaseException | None = None
         weakref.finalize(self, self._files.close)
@@ -172,7 +171,9 @@ class AuditLog:
         """Read an existing log's head now (a session does, from a thread, while its first model request is
         out), so its first record does not. The head is then trusted by the next append exactly as one this
         object wrote (``_files_as_left``: same files, same size, same last line and anchor bytes); a log that
-        does not exist yet, or whose tail needs a seal, is left to the first record."""
+        does not exist yet, or whose tail needs a seal, is left to the first record. The process's settler
+        thread is started here too, if it is not running yet, so the first outcome does not start it."""
+        _Settler.shared()
         if not os.path.lexists(self._anchor_name):
             return
         with self._locked():
@@ -207,10 +208,7 @@ class AuditLog:
             self._release()
             raise
         try:
-            settler = self._settler
-            if settler is None or settler.pid != os.getpid():  # a forked child has no thread: start its own
-                settler = self._settler = _Settler()
-            settler.submit(lambda: self._settle(settle))
+            _Settler.shared().submit(lambda: self._settle(settle))
         except RuntimeError:  # no thread can be started (the interpreter is shutting down): settle here
             self._settle(settle)
             self._raise_settle_error()
@@ -617,7 +615,6 @@ class AuditLog:
         # In a forked child: the descriptors share open file descriptions (and so the flock) with the
         # parent, and a thread that held the thread lock at fork time does not exist here.
         self._threads = threading.Lock()
-        self._settler = None
         self._head = None
         self._files.close()
         if self._witness is not None:
@@ -625,8 +622,12 @@ class AuditLog:
 
 
 class _Settler:
-    """One daemon thread that finishes settling records, one at a time, in the order they were written."""
+    """The one daemon thread of a process that finishes settling records, one at a time, in the order they were
+    written: one for every log and session, since a thread started per session cost each session's first
+    outcome a start that had to wait for the interpreter lock."""
 
+    _shared: _Settler | None = None
+    _shared_lock = threading.Lock()
     _exit_hook_registered = False
 
     def __init__(self) -> None:
@@ -638,6 +639,18 @@ class _Settler:
             _Settler._exit_hook_registered = True
             atexit.register(_settle_before_exit)
         threading.Thread(target=self._run, name="seepient-audit-settler", daemon=True).start()
+
+    @classmethod
+    def shared(cls) -> _Settler:
+        """The process's settler, started at its first use (a forked child has no thread: it starts its own)."""
+        settler = cls._shared
+        if settler is not None and settler.pid == os.getpid():
+            return settler
+        with cls._shared_lock:
+            settler = cls._shared
+            if settler is None or settler.pid != os.getpid():
+                settler = cls._shared = cls()
+            return settler
 
     def submit(self, job: Callable[[], None]) -> None:
         self._jobs.put(job)

@@ -69,7 +69,6 @@ class CheckpointSigner:
         self._key: Ed25519PrivateKey | None = None
         self._key_id: str | None = None
         self._lock = threading.Lock()
-        self._worker: _SigningThread | None = None
 
     @property
     def key_id(self) -> str:
@@ -88,7 +87,7 @@ class CheckpointSigner:
             return
         with contextlib.suppress(AuditKeyError):
             self._load()
-            self._signing_thread()
+            _SigningThread.shared()
 
     def sign(self, first_hash: str, seq: int, head_hash: str) -> str:
         """The base64url (unpadded) signature of the checkpoint."""
@@ -103,20 +102,21 @@ class CheckpointSigner:
         next to nothing. ``work``'s exception, if any, is raised once the signature is done."""
         key = self._load()
         message = checkpoint_message(first_hash, seq, head_hash)
-        worker = self._signing_thread()
-        with worker.busy:
+        worker = _SigningThread.shared()
+        if not worker.busy.acquire(blocking=False):
+            # Another log of this process is signing during its own fsync: sign here rather than wait for it.
+            signature = self.sign(first_hash, seq, head_hash)
+            work()
+            return signature
+        try:
             worker.submit(key, message)
             try:
                 work()
             finally:
                 signature = worker.result()
+        finally:
+            worker.busy.release()
         return signature
-
-    def _signing_thread(self) -> _SigningThread:
-        worker = self._worker
-        if worker is None or worker.pid != os.getpid():  # a forked child has no thread: start its own
-            worker = self._worker = _SigningThread()
-        return worker
 
     def verifier(self) -> CheckpointVerifier:
         return CheckpointVerifier(self._load().public_key())
@@ -133,7 +133,24 @@ class CheckpointSigner:
 
 
 class _SigningThread:
-    """One daemon thread that signs a message handed to it while the caller does something else."""
+    """The one daemon thread of a process that signs a message handed to it while the caller does something
+    else: one for every signer, since a thread started per session cost each session a start that had to wait
+    for the interpreter lock."""
+
+    _shared: _SigningThread | None = None
+    _shared_lock = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> _SigningThread:
+        """The process's signing thread, started at its first use (a forked child starts its own)."""
+        worker = cls._shared
+        if worker is not None and worker.pid == os.getpid():
+            return worker
+        with cls._shared_lock:
+            worker = cls._shared
+            if worker is None or worker.pid != os.getpid():
+                worker = cls._shared = cls()
+            return worker
 
     def __init__(self) -> None:
         self.pid = os.getpid()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 from seepient.protocol.errors import ConfigurationError
@@ -23,7 +24,9 @@ def write_public_file(path: Path, data: bytes, *, overwrite: bool = False) -> No
 def _write_atomically(path: Path, data: bytes, *, mode: int, overwrite: bool) -> None:
     if not overwrite and os.path.lexists(path):
         raise CryptoFileError(f"{path} already exists; refusing to overwrite it")
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # Unique to this call, not only to the process: two threads making the same file at once (sessions of a
+    # server on a fresh home) would otherwise share one temporary name and each fail on the other's file.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
     # The mode is given to open() (and the umask cannot widen it) so a private key is never readable
     # by others, not even for the moment between creating the file and a later chmod.
     try:
