@@ -230,3 +230,21 @@ def test_logs_appending_at_once_from_many_threads_all_sign_their_heads(tmp_path)
         log.close()
         report = files.verify()
         assert report.ok and report.records == 40 and report.checkpoint_seq == 40, report
+
+
+def test_a_record_the_settler_cannot_take_is_settled_at_once_and_lets_the_locks_go(signed_log, monkeypatch):
+    log = signed_log(1)
+    writer = log.writer()
+
+    def broken(cls: type) -> None:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(log_module._Settler, "shared", classmethod(broken))
+    with pytest.raises(OSError, match="Too many open files"):
+        writer.append_settling(make_record(2))
+    # The record was written and made durable here; the log is not left locked (the next append would hang).
+    monkeypatch.undo()
+    assert writer.append(make_record(3)).seq == 3
+    writer.close()
+    report = log.verify()
+    assert report.ok and report.records == 3 and report.checkpoint_seq == 3, report

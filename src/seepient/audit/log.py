@@ -209,8 +209,13 @@ class AuditLog:
             raise
         try:
             _Settler.shared().submit(lambda: self._settle(settle))
-        except RuntimeError:  # no thread can be started (the interpreter is shutting down): settle here
+        except BaseException as error:
+            # No thread can take it (none can be started while the interpreter shuts down, or anything else
+            # went wrong handing it over): settle here, which lets both locks go, so nothing waits on a record
+            # no thread will ever finish.
             self._settle(settle)
+            if not isinstance(error, RuntimeError):
+                raise
             self._raise_settle_error()
         return entry
 
