@@ -171,7 +171,6 @@ def test_without_a_thread_to_settle_on_the_record_settles_at_once(signed_log, mo
     def no_thread(cls: type) -> None:
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr(log_module._Settler, "_shared", None)
     monkeypatch.setattr(log_module._Settler, "shared", classmethod(no_thread))
     assert writer.append_settling(make_record(2)).seq == 2
     assert _anchored_seq(log.anchor) == 2

@@ -59,6 +59,7 @@ from seepient.audit._chain import (
     lock_path_for,
 )
 from seepient.audit._lock import LockTimeout, ProcessLock
+from seepient.audit._per_process import PerProcess
 from seepient.audit.anchor import (
     ANCHOR_FILE_SIZE,
     ANCHOR_SLOT_SIZE,
@@ -631,8 +632,6 @@ class _Settler:
     written: one for every log and session, since a thread started per session cost each session's first
     outcome a start that had to wait for the interpreter lock."""
 
-    _shared: _Settler | None = None
-    _shared_lock = threading.Lock()
     _exit_hook_registered = False
 
     def __init__(self) -> None:
@@ -648,14 +647,7 @@ class _Settler:
     @classmethod
     def shared(cls) -> _Settler:
         """The process's settler, started at its first use (a forked child has no thread: it starts its own)."""
-        settler = cls._shared
-        if settler is not None and settler.pid == os.getpid():
-            return settler
-        with cls._shared_lock:
-            settler = cls._shared
-            if settler is None or settler.pid != os.getpid():
-                settler = cls._shared = cls()
-            return settler
+        return _ONE_SETTLER.get()
 
     def submit(self, job: Callable[[], None]) -> None:
         self._jobs.put(job)
@@ -751,3 +743,6 @@ def _record_fields(record: SessionRecord | Mapping[str, Any]) -> dict[str, Any]:
     if clash:
         raise ValueError(f"a record may not carry {sorted(clash)}: the log sets seq, prev and hash itself")
     return dict(record)
+
+
+_ONE_SETTLER = PerProcess(_Settler)

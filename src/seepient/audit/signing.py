@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from seepient.audit._per_process import PerProcess
 from seepient.protocol.errors import AuditError
 
 if TYPE_CHECKING:
@@ -137,20 +138,10 @@ class _SigningThread:
     else: one for every signer, since a thread started per session cost each session a start that had to wait
     for the interpreter lock."""
 
-    _shared: _SigningThread | None = None
-    _shared_lock = threading.Lock()
-
     @classmethod
     def shared(cls) -> _SigningThread:
         """The process's signing thread, started at its first use (a forked child starts its own)."""
-        worker = cls._shared
-        if worker is not None and worker.pid == os.getpid():
-            return worker
-        with cls._shared_lock:
-            worker = cls._shared
-            if worker is None or worker.pid != os.getpid():
-                worker = cls._shared = cls()
-            return worker
+        return _ONE_SIGNINGTHREAD.get()
 
     def __init__(self) -> None:
         self.pid = os.getpid()
@@ -352,3 +343,6 @@ def _read_all(fd: int) -> bytes:
     while chunk := os.read(fd, 65536):
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+_ONE_SIGNINGTHREAD = PerProcess(_SigningThread)
