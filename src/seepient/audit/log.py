@@ -635,7 +635,6 @@ class _Settler:
     _exit_hook_registered = False
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         if not _Settler._exit_hook_registered:
             # Registered after the log's finalizers (``weakref.finalize`` hooks into atexit with the first

@@ -144,7 +144,6 @@ class _SigningThread:
         return _ONE_SIGNINGTHREAD.get()
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self.busy = threading.Lock()
         self._request = threading.Event()
         self._done = threading.Event()
