@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from seepient.execution.jail import Jail
-from seepient.execution.standby_jail import JailStandby, command_payload
+from seepient.execution.standby_jail import JailStandby, command_payload, locales_named
 
 
 def _jail(tmp_path: Path) -> Jail:
@@ -141,6 +141,28 @@ async def test_awkward_arguments_and_values_reach_the_command_byte_for_byte(tmp_
         ]
         variables = (await run(["env", "-0"], standby)).stdout.split("\0")
         assert {f"AWKWARD_{i}={v}" for i, v in enumerate(_AWKWARD) if "raw" not in v} <= set(variables)
+    finally:
+        await standby.aclose()
+
+
+async def test_locales_loaded_while_the_standby_waits_change_nothing_the_command_sees(tmp_path: Path) -> None:
+    jail = _jail(tmp_path)
+    standby = JailStandby(jail.workspace)
+    # What the command sees of its locale and of the bytes it reads, and whatever bash says on its way.
+    line = "locale; printf '%s\\n' \"$LC_ALL|$LANG\"; printf 'é日' | wc -m; printf 'é日' | wc -c"
+    assert locales_named({"LANG": "C.UTF-8", "LC_ALL": "", "LC_TIME": "C.UTF-8", "TERM": "C"}) == ("C.UTF-8",)
+    try:
+        own = await _run(jail, line, None)
+        assert own.exit_code == 0 and own.stdout.split()[-2:] == ["2", "5"], own
+        # A locale this machine lacks, and one that is not even a name, are loaded in vain and said nowhere.
+        for locales in (("C.UTF-8",), ("xx_YY.NOPE", "C.UTF-8", "-/..")):
+            standby.refill(jail._standby_layout(jail.view(jail.workspace)), locales=locales)
+            spare = standby._ready
+            assert spare is not None
+            taken = await _run(jail, line, standby)
+            assert spare.process.returncode == 0  # it ran the command, not killed unused
+            assert (taken.exit_code, taken.stdout, taken.stderr) == (own.exit_code, own.stdout, own.stderr)
+            standby._discard()
     finally:
         await standby.aclose()
 

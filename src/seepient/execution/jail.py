@@ -28,7 +28,7 @@ from seepient.execution.sandbox.bwrap import (
     protected_workspace_paths,
 )
 from seepient.execution.sandbox.host_view import HostView, find_installations, host_view
-from seepient.execution.standby_jail import JailStandby
+from seepient.execution.standby_jail import JailStandby, locales_named
 from seepient.net.egress_proxy import EgressProxy
 from seepient.protocol.outcomes import BackgroundOutput, ShellOutcome
 from seepient.protocol.refusals import SandboxUnavailable
@@ -292,7 +292,7 @@ class Jail:
         status = self.bwrap.probed()
         if status is not None and not status.available:
             return
-        standby.refill(self._standby_layout(self.view(self.workspace)))
+        standby.refill(self._standby_layout(self.view(self.workspace)), locales=locales_named(self.env))
 
     def _standby_layout(self, view: HostView) -> list[str]:
         root = self.workspace
@@ -329,7 +329,7 @@ class Jail:
             # the processor (about 0.3 ms a step on two cores). It is a jail of its own either way, which no
             # earlier command can reach (its namespaces are new, and every path it mounts on is a mount point
             # in the earlier jail too, which nothing there can rename or remove).
-            standby.refill(layout)
+            standby.refill(layout, locales=locales_named(self.env))
             if status is None and result.exit_code != 0:
                 # As for a jail of its own: a failure might have been bubblewrap's (setting up the standby).
                 _require_available(await asyncio.to_thread(self.bwrap.probe))
@@ -337,7 +337,7 @@ class Jail:
             full_argv = layout + command_tail(argv, cwd=real_cwd, env=command_env)
             result = await self._run_checked(full_argv, env=env, timeout_s=timeout_s, status=status)
             # Here bubblewrap is known to work: it ran the command, or the probe said it can.
-            standby.refill(layout)
+            standby.refill(layout, locales=locales_named(self.env))
         return result.shell_outcome("bwrap")
 
     def read_only(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:
