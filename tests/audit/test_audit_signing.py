@@ -345,3 +345,22 @@ def test_preload_of_an_unreadable_key_raises_nothing_and_the_first_record_says_w
     finally:
         log.close()
     assert not (tmp_path / "audit.jsonl").exists() or (tmp_path / "audit.jsonl").read_bytes() == b""
+
+
+def test_a_signature_nobody_waited_for_is_never_handed_to_the_next_checkpoint(tmp_path):
+    from seepient.audit.signing import _SigningThread, checkpoint_message
+
+    signer = CheckpointSigner(tmp_path / "audit.key")
+    verifier = signer.verifier()
+    worker = _SigningThread.shared()
+    key = signer._load()
+    with worker.busy:
+        # A caller interrupted between handing its checkpoint over and taking the signature leaves it behind.
+        worker.submit(key, checkpoint_message("a" * 64, 1, "b" * 64))
+    first_hash, head = "c" * 64, "d" * 64
+
+    def work() -> None:
+        pass
+
+    signature = signer.sign_during(work, first_hash, 2, head)
+    assert verifier.valid(first_hash, 2, head, signature)

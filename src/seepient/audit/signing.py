@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import stat
 import threading
 from collections.abc import Callable
@@ -145,36 +146,37 @@ class _SigningThread:
 
     def __init__(self) -> None:
         self.busy = threading.Lock()
-        self._request = threading.Event()
-        self._done = threading.Event()
-        self._job: tuple[Ed25519PrivateKey, bytes] | None = None
-        self._result: str | BaseException = ""
+        # Queues, not events: a put or get is one C call where an Event's set and wait go through a Condition
+        # in Python, which cost the appending thread more than the signature. Each job is numbered, so a result
+        # whose caller stopped waiting (interrupted) is never taken for the next job's.
+        self._jobs: queue.SimpleQueue[tuple[int, Ed25519PrivateKey, bytes]] = queue.SimpleQueue()
+        self._results: queue.SimpleQueue[tuple[int, str | BaseException]] = queue.SimpleQueue()
+        self._submitted = 0
         threading.Thread(target=self._run, name="seepient-audit-signer", daemon=True).start()
 
     def submit(self, key: Ed25519PrivateKey, message: bytes) -> None:
-        self._job = (key, message)
-        self._done.clear()
-        self._request.set()
+        self._submitted += 1
+        self._jobs.put((self._submitted, key, message))
 
     def result(self) -> str:
-        self._done.wait()
-        if isinstance(self._result, BaseException):
-            raise self._result
-        return self._result
+        while True:
+            number, result = self._results.get()
+            if number == self._submitted:
+                break
+        if isinstance(result, BaseException):
+            raise result
+        return result
 
     def _run(self) -> None:
         from seepient.crypto.ed25519_pem import b64url_encode
 
         while True:
-            self._request.wait()
-            self._request.clear()
-            job = self._job
+            number, key, message = self._jobs.get()
             try:
-                assert job is not None
-                self._result = b64url_encode(job[0].sign(job[1]))
+                result: str | BaseException = b64url_encode(key.sign(message))
             except BaseException as error:  # handed to the caller, which raises it
-                self._result = error
-            self._done.set()
+                result = error
+            self._results.put((number, result))
 
 
 class CheckpointVerifier:
