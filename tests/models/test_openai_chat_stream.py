@@ -840,3 +840,47 @@ async def test_the_body_sent_is_the_request_body_as_utf8_json(sse_server):
     expected = model.request_body(request)
     expected["tools"][0]["function"]["parameters"]["x"] = None
     assert json.loads(sent.body) == expected
+
+
+def test_the_bytes_sent_are_the_request_body_encoded_whatever_earlier_requests_left_remembered():
+    from seepient.models._http import encode_body
+    from seepient.protocol import ImagePart, ToolCall
+
+    call = ToolCall(id="c1", name="shell", arguments={"command": "ls -la ünïcode"})
+    history: list[Message] = [
+        Message.system("You are a test. ✓"),
+        Message.user("look", images=(ImagePart(media_type="image/png", data="iVBORw0KGgo="),)),
+        Message.assistant("", (call,)),
+        Message.tool_result(call, 'out "quoted" \\ \n\t\x00 😀'),
+    ]
+    tools = (
+        ToolSpec(name="shell", description="runs", parameters={"type": "object", "n": float("inf")}),
+        ToolSpec(name="read", description="reads", parameters={"type": "object", "properties": {}}),
+    )
+    for base_url in ("https://api.openai.com/v1", "http://127.0.0.1:9/v1"):
+        model = OpenAIChatModel("gpt-4o", base_url=base_url, api_key="k")
+        requests = [
+            ModelRequest(model="m", messages=tuple(history[:2])),
+            ModelRequest(model="m", messages=tuple(history), tools=tools, max_output_tokens=7),
+            # The same objects again, with options: what was remembered must still be what is sent.
+            ModelRequest(
+                model="m", messages=tuple(history), tools=tools[:1], temperature=0.5, reasoning_effort="low"
+            ),
+            ModelRequest(
+                model="m", messages=(*history, Message.user("next")), tools=tools, temperature=float("nan")
+            ),
+        ]
+        for request in requests:
+            assert model.request_bytes(request) == encode_body(model.request_body(request))
+    # An object freed and another made where it was is encoded afresh, not taken for the first.
+    model = OpenAIChatModel("gpt-4o", base_url="http://127.0.0.1:9/v1", api_key="k")
+    seen: set[int] = set()
+    reused = False
+    for index in range(200):
+        message = Message.user(f"message {index}")
+        reused = reused or id(message) in seen
+        seen.add(id(message))
+        request = ModelRequest(model="m", messages=(message,))
+        assert model.request_bytes(request) == encode_body(model.request_body(request))
+        del message, request
+    assert reused  # the case above did happen

@@ -12,7 +12,8 @@ import ipaddress
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Required, TypedDict
 from urllib.parse import urlsplit
@@ -142,6 +143,38 @@ def encode_body(body: Mapping[str, Any]) -> bytes:
     return to_json(body, inf_nan_mode="null")
 
 
+class EncodedParts:
+    """The JSON text of the objects every request of a conversation sends again (its messages, its tools' schemas),
+    remembered for each object while it lives: a step re-encoded the whole history and every schema. The objects
+    are frozen models; the cache is per adapter, so it goes with the adapter's conversation."""
+
+    _KEPT = 4096
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[weakref.ref[Any], bytes]] = {}
+
+    def encoded(self, item: Any, wire: Callable[[Any], Any]) -> bytes:
+        """``encode_body(wire(item))``, remembered for ``item``."""
+        known = self._known.get(id(item))
+        if known is not None and known[0]() is item:
+            return known[1]
+        data = encode_body(wire(item))
+        if len(self._known) >= self._KEPT:
+            self._known.clear()
+        self._known[id(item)] = (weakref.ref(item), data)
+        return data
+
+
+def encode_object(fields: Mapping[str, bytes]) -> bytes:
+    """A JSON object of already encoded values, byte for byte what ``encode_body`` writes for the same object."""
+    return b"{" + b",".join(to_json(name) + b":" + value for name, value in fields.items()) + b"}"
+
+
+def encode_array(items: Iterable[bytes]) -> bytes:
+    """A JSON array of already encoded items, as ``encode_body`` writes it."""
+    return b"[" + b",".join(items) + b"]"
+
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
@@ -247,10 +280,15 @@ class StreamingHTTPModel:
         self._connections: DirectTransport | httpx2.AsyncClient | None = None
         self._connections_loop: asyncio.AbstractEventLoop | None = None
         self._request: tuple[str, httpx2.Request] | None = None
+        self._parts = EncodedParts()
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (public so tests and debugging tools can show it)."""
         raise NotImplementedError
+
+    def request_bytes(self, request: ModelRequest) -> bytes:
+        """``request_body`` as the bytes sent (an adapter may build them from parts it remembers)."""
+        return encode_body(self.request_body(request))
 
     def _assembly(self) -> StreamAssembly:
         raise NotImplementedError
@@ -259,7 +297,7 @@ class StreamingHTTPModel:
         return f"{self.base_url}{self.endpoint}"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_body(request)
+        body = self.request_bytes(request)
         assembly = self._assembly()
         feed = assembly.feed  # looked up once: this loop runs once per token
         received = False
@@ -363,15 +401,14 @@ class StreamingHTTPModel:
 
     @asynccontextmanager
     async def _event_source(
-        self, url: str, body: dict[str, Any], headers: Mapping[str, str]
+        self, url: str, content: bytes, headers: Mapping[str, str]
     ) -> AsyncIterator[httpx2.EventSource]:
-        """POST ``body`` and give the event source of a successful answer. Every failure, while connecting or
+        """POST ``content`` and give the event source of a successful answer. Every failure, while connecting or
         while the caller iterates the events inside the ``async with``, becomes a ``ModelError``. (A context
         manager rather than a generator of events: one async hop less per token.)"""
         httpx2 = httpx()
         answered = False
         try:
-            content = encode_body(body)
             async with self._response(
                 url, content, {**headers, "Content-Type": "application/json"}
             ) as response:

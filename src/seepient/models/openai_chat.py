@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from seepient.models._http import StreamingHTTPModel, json_or_none
+from seepient.models._http import (
+    StreamingHTTPModel,
+    encode_array,
+    encode_body,
+    encode_object,
+    json_or_none,
+)
 from seepient.models._wire import (
     answered_call_id,
     count,
@@ -43,6 +49,25 @@ class OpenAIChatModel(StreamingHTTPModel):
         }
         if request.tools:
             body["tools"] = [_wire_tool(tool) for tool in request.tools]
+        return body | self._options(request)
+
+    def request_bytes(self, request: ModelRequest) -> bytes:
+        """``request_body`` encoded, each message and schema taken from what earlier requests encoded."""
+        parts = self._parts
+        fields = {
+            "model": encode_body(self.model),
+            "messages": encode_array(parts.encoded(message, _wire_message) for message in request.messages),
+            "stream": b"true",
+            "stream_options": b'{"include_usage":true}',
+        }
+        if request.tools:
+            fields["tools"] = encode_array(parts.encoded(tool, _wire_tool) for tool in request.tools)
+        for name, value in self._options(request).items():
+            fields[name] = encode_body(value)
+        return encode_object(fields)
+
+    def _options(self, request: ModelRequest) -> dict[str, Any]:
+        options: dict[str, Any] = {}
         if request.max_output_tokens is not None:
             # OpenAI's reasoning models refuse the older ``max_tokens``; many compatible servers know only it.
             key = (
@@ -50,12 +75,12 @@ class OpenAIChatModel(StreamingHTTPModel):
                 if urlsplit(self.base_url).hostname == "api.openai.com"
                 else "max_tokens"
             )
-            body[key] = request.max_output_tokens
+            options[key] = request.max_output_tokens
         if request.temperature is not None:
-            body["temperature"] = request.temperature
+            options["temperature"] = request.temperature
         if request.reasoning_effort is not None:
-            body["reasoning_effort"] = request.reasoning_effort
-        return body
+            options["reasoning_effort"] = request.reasoning_effort
+        return options
 
     def _assembly(self) -> _StreamAssembly:
         return _StreamAssembly(self)
