@@ -46,7 +46,17 @@ def _run_arguments(server: SSEReplayServer, workspace: Path) -> list[str]:
     return ["run", "--model", "openai:bench", "--base-url", server.base_url, "--workspace", str(workspace)]
 
 
+def _check_the_commands_ran(server: SSEReplayServer, first: int, steps: int) -> None:
+    """Every shell step from request ``first`` on must have run its command: the request after each one answers
+    it with the command's exit code. A tool that failed before running anything makes a step look cheap."""
+    for request in server.requests[first + 1 : first + steps]:
+        last = request.json()["messages"][-1]
+        if last.get("role") != "tool" or not str(last.get("content", "")).startswith("Exit code: 0"):
+            raise SystemExit(f"a shell step did not run its command: the model was sent {last!r}")
+
+
 def _run_once(server: SSEReplayServer, workspace: Path, env: dict[str, str], steps: int) -> float:
+    first = len(server.requests)
     server.queue(*(_shell_step(i) for i in range(steps - 1)), Reply.synthesized("done"))
     argv = [str(BIN / "seepient"), *_run_arguments(server, workspace), "-y", "--max-steps", str(steps + 1)]
     argv += ["say done"]
@@ -55,12 +65,14 @@ def _run_once(server: SSEReplayServer, workspace: Path, env: dict[str, str], ste
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"seepient run failed ({done.returncode}): {done.stderr[-800:]}")
+    _check_the_commands_ran(server, first, steps)
     return elapsed
 
 
 def _step_in_one_process_ms(server: SSEReplayServer, workspace: Path, env: dict[str, str]) -> float:
     """(10-step run - 1-step run) / 9 in one fresh interpreter (``_step_driver.py``): its three runs take
     their replies from the queue in order."""
+    first = len(server.requests)
     server.queue(Reply.synthesized("done"))
     server.queue(*(_shell_step(i) for i in range(9)), Reply.synthesized("done"))
     server.queue(Reply.synthesized("done"))
@@ -75,6 +87,7 @@ def _step_in_one_process_ms(server: SSEReplayServer, workspace: Path, env: dict[
     found = [line for line in done.stderr.splitlines() if line.startswith("shell-step-ms ")]
     if done.returncode != 0 or not found:
         raise SystemExit(f"the step driver failed ({done.returncode}): {done.stderr[-800:]}")
+    _check_the_commands_ran(server, first + 1, 10)
     return float(found[-1].split()[1]) / 1000
 
 
