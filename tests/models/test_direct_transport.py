@@ -332,6 +332,10 @@ async def test_a_remote_endpoint_goes_through_the_proxy_the_environment_names(mo
         model = track(OpenAIChatModel("m", base_url="http://models.invalid/v1", api_key="k"))
         assert _text(await collect(model)) == "answer 1"
     assert proxy.heads[0].startswith(b"POST http://models.invalid/v1/chat/completions ")
+    # The same request as without a proxy: Seepient's own user agent, and the stream not compressed.
+    head = proxy.heads[0].lower()
+    assert b"\r\nuser-agent: seepient/" in head and b"httpx" not in head
+    assert b"\r\naccept-encoding: identity\r\n" in head
 
 
 def test_a_remote_endpoint_with_no_proxy_named_is_reached_directly(monkeypatch):

@@ -31,11 +31,15 @@ _MAX_HEAD_BYTES = 100 * 1024
 _MAX_UNREAD_BYTES = 256 * 1024
 # A streamed answer is read as it comes: a compressing server would hold tokens back to fill its blocks (the
 # response object still decodes a coding a server applies anyway).
-_FIXED_HEADERS = (
-    (b"Accept", b"text/event-stream"),
-    (b"Cache-Control", b"no-store"),
-    (b"Accept-Encoding", b"identity"),
-    (b"User-Agent", f"seepient/{__version__}".encode()),
+STREAM_REQUEST_HEADERS = {
+    "Accept": "text/event-stream",
+    "Cache-Control": "no-store",
+    "Accept-Encoding": "identity",
+    "User-Agent": f"seepient/{__version__}",
+}
+"""What every streamed model request says besides its adapter's own headers, through a proxy too."""
+_FIXED_HEADERS = tuple(
+    (name.encode("ascii"), value.encode("ascii")) for name, value in STREAM_REQUEST_HEADERS.items()
 )
 
 _Origin = tuple[str, str, int]

@@ -366,11 +366,10 @@ class StreamingHTTPModel:
         connections = self._connections_for_running_loop()
         request = self._request_for(url)
         if isinstance(connections, httpx().AsyncClient):
+            from seepient.models._direct_transport import STREAM_REQUEST_HEADERS
+
             async with connections.stream(
-                "POST",
-                request.url,
-                content=content,
-                headers={**headers, "Accept": "text/event-stream", "Cache-Control": "no-store"},
+                "POST", request.url, content=content, headers={**STREAM_REQUEST_HEADERS, **headers}
             ) as response:
                 yield response
             return
