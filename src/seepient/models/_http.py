@@ -146,7 +146,8 @@ def encode_body(body: Mapping[str, Any]) -> bytes:
 class EncodedParts:
     """The JSON text of the objects every request of a conversation sends again (its messages, its tools' schemas),
     remembered for each object while it lives: a step re-encoded the whole history and every schema. The objects
-    are frozen models; the cache is per adapter, so it goes with the adapter's conversation."""
+    are frozen models; an object's text goes when the object does (a step's system message, a compacted history),
+    so what is kept is about the size of the live conversation."""
 
     _KEPT = 4096
 
@@ -155,14 +156,26 @@ class EncodedParts:
 
     def encoded(self, item: Any, wire: Callable[[Any], Any]) -> bytes:
         """``encode_body(wire(item))``, remembered for ``item``."""
-        known = self._known.get(id(item))
+        key = id(item)
+        known = self._known.get(key)
         if known is not None and known[0]() is item:
             return known[1]
         data = encode_body(wire(item))
         if len(self._known) >= self._KEPT:
             self._known.clear()
-        self._known[id(item)] = (weakref.ref(item), data)
+        known_now = self._known
+
+        def forget(ref: weakref.ref[Any]) -> None:
+            # Runs while the object is freed, before its id can name another; the entry is checked to be its own.
+            entry = known_now.get(key)
+            if entry is not None and entry[0] is ref:
+                del known_now[key]
+
+        self._known[key] = (weakref.ref(item, forget), data)
         return data
+
+    def __len__(self) -> int:
+        return len(self._known)
 
 
 def encode_object(fields: Mapping[str, bytes]) -> bytes:
