@@ -1,4 +1,5 @@
-"""What a user feels on the ``run`` path, each beside its raw baseline measured in the same run:
+"""What a user feels on the ``run`` path, each beside its raw baseline, sampled between its own runs (a virtual
+machine's speed drifts within a minute, so a baseline taken apart from them would measure another machine):
 
 - the fixed cost of a one-step ``seepient run`` against a local model server, against ``python -c pass``: served
   by the warm process (every run after the first, ``surfaces/cli/warm_start/``), and cold (the first run after
@@ -193,18 +194,36 @@ def main(argv: list[str] | None = None) -> None:
         warm_env = {**env, "SEEPIENT_WARM_START": "1", "SEEPIENT_WARM_IDLE_SECONDS": "60"}
         with SSEReplayServer() as server:
             _run_once(server, workspace, env, 1)  # compiles bytecode and creates the home's stores once
-            one = [_run_once(server, workspace, env, 1) for _ in range(args.runs)]
+            # Each baseline is taken beside the runs it is compared with, sample by sample: a virtual machine's
+            # speed drifts by a third within a minute here, and a baseline taken a minute later measures
+            # another machine.
+            bare: list[float] = []
+            one: list[float] = []
+            for _ in range(args.runs):
+                bare.append(_bare_python(env))
+                one.append(_run_once(server, workspace, env, 1))
             _run_once(server, workspace, warm_env, 1)  # a cold run, which starts the warm process as it ends
             run_folder = home / ".seepient" / "run"
             warm_pid = listening_pid(run_folder)
             served = served_starts(run_folder)
-            warm = [_run_once(server, workspace, warm_env, 1) for _ in range(args.runs)]
+            warm: list[float] = []
+            for _ in range(args.runs):
+                bare.append(_bare_python(env))
+                warm.append(_run_once(server, workspace, warm_env, 1))
             warm_ten = [_run_once(server, workspace, warm_env, 10) for _ in range(max(3, args.runs // 2))]
             if served_starts(run_folder) - served != args.runs + len(warm_ten):
                 raise SystemExit("the warm process did not serve every warm run")
             os.kill(warm_pid, signal.SIGTERM)
             ten = [_run_once(server, workspace, env, 10) for _ in range(max(3, args.runs // 2))]
-            steps = [_step_in_one_process_ms(server, workspace, env) for _ in range(args.runs)]
+            jail_argv = _jail_argv(workspace, env)
+            steps: list[float] = []
+            raw_bwrap: list[float] = []
+            jail_true: list[float] = []
+            for _ in range(args.runs):
+                raw_bwrap += [t for t in (_raw_bwrap(workspace) for _ in range(3)) if t is not None]
+                if jail_argv:
+                    jail_true += [_jail_true(jail_argv) for _ in range(3)]
+                steps.append(_step_in_one_process_ms(server, workspace, env))
             peak = _peak_child_rss_mib(server, workspace, env, 10)
             mcp_env = _with_mcp_server(env, root)
             _first_request_s(server, workspace, mcp_env)
@@ -212,10 +231,6 @@ def main(argv: list[str] | None = None) -> None:
             mcp_runs = [_first_request_s(server, workspace, mcp_env) for _ in range(args.runs)]
             plain_first, plain_total = [r[0] for r in plain_runs], [r[1] for r in plain_runs]
             mcp_first, mcp_total = [r[0] for r in mcp_runs], [r[1] for r in mcp_runs]
-        bare = [_bare_python(env) for _ in range(args.runs)]
-        raw_bwrap = [t for t in (_raw_bwrap(workspace) for _ in range(args.runs)) if t is not None]
-        jail_argv = _jail_argv(workspace, env)
-        jail_true = [_jail_true(jail_argv) for _ in range(args.runs)] if jail_argv else []
     one_ms, bare_ms, warm_ms = median_ms(one), median_ms(bare), median_ms(warm)
     step_ms = median_ms(steps)
     figures: dict[str, float | None] = {
