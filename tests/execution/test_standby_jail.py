@@ -274,3 +274,37 @@ async def test_no_standby_is_started_ahead_with_the_sandbox_off(tmp_path: Path) 
     off.start_standby(standby)
     assert not standby.ready
     await standby.aclose()
+
+
+async def test_the_next_standby_is_started_with_the_command_only_while_the_model_outpaces_the_setup(
+    tmp_path: Path, monkeypatch
+) -> None:
+    import asyncio
+
+    from seepient.execution import standby_jail
+
+    # Wide enough that a loaded machine's own delays are not taken for the model's pace.
+    monkeypatch.setattr(standby_jail, "_SET_UP_WITHIN_S", 0.5)
+    jail = _jail(tmp_path)
+    standby = JailStandby(jail.workspace)
+
+    async def ready_while_it_runs() -> bool:
+        running = asyncio.ensure_future(_run(jail, "sleep 0.4", standby))
+        await asyncio.sleep(0.15)
+        ready = standby.ready
+        assert (await running).exit_code == 0
+        return ready
+
+    try:
+        # A command handed a standby started a moment ago: the model answers faster than a jail is set up.
+        jail.start_standby(standby)
+        await _run(jail, "true", standby)
+        assert standby.needs_head_start
+        assert await ready_while_it_runs()  # the next jail was set up while this command ran
+        # A standby that waited (a model taking its time): the next is set up once the command has ended.
+        await asyncio.sleep(0.6)
+        assert not await ready_while_it_runs()
+        assert not standby.needs_head_start
+        assert standby.ready
+    finally:
+        await standby.aclose()

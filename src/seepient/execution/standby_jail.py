@@ -59,6 +59,10 @@ _MAX_AGE_S = 30.0
 """A standby jail unused this long is killed: an idle session keeps no processes, and a command after a long
 pause does not notice the few milliseconds."""
 
+_SET_UP_WITHIN_S = 0.025
+"""A standby handed a command younger than this may still have been being set up (8 to 10 ms here, more on a
+loaded machine), and the command waited for the rest: the model answers faster than a jail is set up."""
+
 _GONE_WITHIN_S = 2.0
 """How long killing a standby jail waits for its processes to be gone (they have been sent SIGKILL; a busy
 machine takes milliseconds)."""
@@ -250,6 +254,9 @@ class JailStandby:
         self._ready: _Standby | None = None
         self._expiry: asyncio.TimerHandle | None = None
         self._closed = False
+        self.needs_head_start = False
+        """Whether the last standby handed a command was younger than its setup may take: then the next is best
+        started as that command starts rather than once it has ended."""
 
     @property
     def ready(self) -> bool:
@@ -303,6 +310,7 @@ class JailStandby:
         if not usable or payload is None or stdin is None:
             _kill(standby)
             return None
+        self.needs_head_start = time.monotonic() - standby.spawned_at < _SET_UP_WITHIN_S
         try:
             stdin.write(payload)
             stdin.close()
