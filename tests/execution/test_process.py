@@ -142,3 +142,24 @@ async def test_no_descriptor_is_left_open(watcher: str) -> None:
     for _ in range(5):
         await run_process(["true"], env=ENV)
     assert set(os.listdir("/proc/self/fd")) <= before
+
+
+def test_a_result_reports_every_field_it_has_as_the_shell_outcome():
+    import dataclasses
+
+    from seepient.execution.process import ProcessResult
+
+    result = ProcessResult(
+        exit_code=-9,
+        stdout="out é",
+        stderr="err",
+        timed_out=True,
+        stdout_truncated=True,
+        stderr_truncated=True,
+        duration_ms=1234,
+    )
+    outcome = result.shell_outcome("bwrap-test").model_dump()
+    assert {field.name: outcome[field.name] for field in dataclasses.fields(result)} == dataclasses.asdict(
+        result
+    )
+    assert outcome["sandbox"] == "bwrap-test"
