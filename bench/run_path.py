@@ -227,8 +227,11 @@ def main(argv: list[str] | None = None) -> None:
             peak = _peak_child_rss_mib(server, workspace, env, 10)
             mcp_env = _with_mcp_server(env, root)
             _first_request_s(server, workspace, mcp_env)
-            plain_runs = [_first_request_s(server, workspace, env) for _ in range(args.runs)]
-            mcp_runs = [_first_request_s(server, workspace, mcp_env) for _ in range(args.runs)]
+            plain_runs: list[tuple[float, float]] = []
+            mcp_runs: list[tuple[float, float]] = []
+            for _ in range(args.runs):
+                plain_runs.append(_first_request_s(server, workspace, env))
+                mcp_runs.append(_first_request_s(server, workspace, mcp_env))
             plain_first, plain_total = [r[0] for r in plain_runs], [r[1] for r in plain_runs]
             mcp_first, mcp_total = [r[0] for r in mcp_runs], [r[1] for r in mcp_runs]
     one_ms, bare_ms, warm_ms = median_ms(one), median_ms(bare), median_ms(warm)
