@@ -292,7 +292,11 @@ class Jail:
         status = self.bwrap.probed()
         if status is not None and not status.available:
             return
-        standby.refill(self._standby_layout(self.view(self.workspace)), locales=locales_named(self.env))
+        self._refill(standby, self._standby_layout(self.view(self.workspace)))
+
+    def _refill(self, standby: JailStandby, layout: Sequence[str]) -> None:
+        """Set ``standby`` up with ``layout``, its bash loading the locales this jail's commands are given."""
+        standby.refill(layout, locales=locales_named(self.env))
 
     def _standby_layout(self, view: HostView) -> list[str]:
         root = self.workspace
@@ -329,11 +333,11 @@ class Jail:
             # earlier command can reach (its namespaces are new, and every path it mounts on is a mount point
             # in the earlier jail too, which nothing there can rename or remove).
             if standby.needs_head_start:
-                standby.refill(layout, locales=locales_named(self.env))
+                self._refill(standby, layout)
             result = await watch_to_end(
                 process, timeout_s=timeout_s, max_output_bytes=self.max_output_bytes, started=started
             )
-            standby.refill(layout, locales=locales_named(self.env))
+            self._refill(standby, layout)
             if status is None and result.exit_code != 0:
                 # As for a jail of its own: a failure might have been bubblewrap's (setting up the standby).
                 _require_available(await asyncio.to_thread(self.bwrap.probe))
@@ -341,7 +345,7 @@ class Jail:
             full_argv = layout + command_tail(argv, cwd=real_cwd, env=command_env)
             result = await self._run_checked(full_argv, env=env, timeout_s=timeout_s, status=status)
             # Here bubblewrap is known to work: it ran the command, or the probe said it can.
-            standby.refill(layout, locales=locales_named(self.env))
+            self._refill(standby, layout)
         return result.shell_outcome("bwrap")
 
     def read_only(self, argv: list[str], root: Path) -> tuple[list[str], dict[str, str]] | None:

@@ -310,11 +310,11 @@ class StreamingHTTPModel:
         return f"{self.base_url}{self.endpoint}"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        body = self.request_bytes(request)
+        content = self.request_bytes(request)
         assembly = self._assembly()
         feed = assembly.feed  # looked up once: this loop runs once per token
         received = False
-        async with self._event_source(self._url, body, self._headers) as source:
+        async with self._event_source(self._url, content, self._headers) as source:
             events = aiter(source)
             async for event in events:
                 received = True
